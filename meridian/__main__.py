@@ -1,0 +1,5 @@
+import sys
+
+from meridian.cli import main
+
+sys.exit(main())

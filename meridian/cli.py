@@ -1,0 +1,156 @@
+"""Command-line entry point: ``main(argv) -> int``.
+
+The CLI is a thin skin over the library. Each sub-command lives in
+``meridian/commands/<name>.py`` and exposes ``add_arguments(parser)`` and
+``run(args) -> int``. Only the module of the command being run is imported, so the
+git hooks (``meridian hook pre-commit``) pay for nothing they do not use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Protocol
+
+from meridian import __version__
+from meridian.errors import MeridianError
+
+# name -> (module under meridian.commands, one-line help). Order is the help order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("init", "set up Meridian in this repository (config, state branch, hooks)"),
+    "status": ("status", "every gate in dependency order with its state"),
+    "gate": ("gate", "start, submit, approve, reopen or show a gate"),
+    "why": ("why", "the story of a gate: submissions, verdicts, blocks"),
+    "log": ("log", "events on the state branch, newest first"),
+    "memory": ("memory", "add, list, export and verify schema-validated memory"),
+    "calibration": ("calibration", "predicted vs actual hours and the project's multiplier"),
+    "rules": ("rules", "the rules the harness enforces, and which are due for review"),
+    "features": ("features", "completion tracker: working and hardened features from JUnit"),
+    "health": ("health", "health report: gates, calibration, evaluator, cost, completion"),
+    "eval": ("eval", "run agent evaluation suites, inspect and compare runs"),
+    "baseline": ("baseline", "pin evaluation runs as named baselines (git tags)"),
+    "sync": ("sync", "merge the state branch with a remote's, by record id"),
+    "hooks": ("hooks", "install or uninstall Meridian's git hooks"),
+    "hook": ("hook", "entry points called by git hooks and Claude Code hooks"),
+    "verify": ("verify", "prove the state branch is append-only and every record valid"),
+    "demo": ("demo", "a one-minute offline tour in a throwaway repository"),
+}
+
+
+class CommandModule(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(name: str) -> CommandModule:
+    module_name, _ = COMMANDS[name]
+    return importlib.import_module(f"meridian.commands.{module_name}")  # type: ignore[return-value]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise MeridianError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="meridian",
+        description=(
+            "Meridian keeps an AI coding agent honest across a long build: gates judged by "
+            "an independent evaluator, schema-validated memory, an evaluation harness and "
+            "structured events, all stored on a git branch."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"meridian {__version__}")
+    parser.add_argument(
+        "-C", dest="repo_path", default=None, metavar="PATH",
+        help="run as if meridian was started in PATH",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (_, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            _load(name).add_arguments(sub)
+    return parser
+
+
+def _first_command(argv: Sequence[str]) -> str | None:
+    skip_next = False
+    for token in argv:
+        if skip_next:
+            skip_next = False
+            continue
+        if token == "-C":
+            skip_next = True
+            continue
+        if token.startswith("-"):
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def _log_internal_error(exc: BaseException) -> str:
+    """Write the traceback under .git/meridian/ (or a temp dir) and return the path."""
+    text = "".join(traceback.format_exception(exc))
+    log_dir = None
+    try:
+        from meridian import gitio
+
+        log_dir = gitio.meridian_dir(gitio.open_repo("."))
+    except Exception:
+        import tempfile
+
+        log_dir = os.path.join(tempfile.gettempdir(), "meridian")
+    os.makedirs(log_dir, exist_ok=True)
+    path = os.path.join(log_dir, "error.log")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"meridian {__version__} argv={sys.argv!r}\n{text}\n")
+    return str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        command = _first_command(argv)
+        parser = build_parser(command)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        if args.repo_path:
+            os.chdir(args.repo_path)
+        if not hasattr(args, "func"):
+            args.func = _load(args.command).run
+        return int(args.func(args))
+    except MeridianError as exc:
+        print(f"meridian: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("meridian: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the reader went away: not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except SystemExit as exc:  # argparse --help / --version
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    except Exception as exc:  # noqa: BLE001 - the one place internal errors are handled
+        path = _log_internal_error(exc)
+        print(
+            f"meridian: internal error: {type(exc).__name__}: {exc} (traceback in {path})",
+            file=sys.stderr,
+        )
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""All git access: the only module that imports pygit2 or runs the git CLI.
+
+Functions here are small and named for what they do. The ledger composes them into
+its append/read/walk/merge operations; nothing else touches objects or refs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from meridian.errors import LedgerConflict, MeridianError, NotARepository
+
+Repository = pygit2.Repository
+Oid = pygit2.Oid
+
+BLOB_MODE = pygit2.enums.FileMode.BLOB
+TREE_MODE = pygit2.enums.FileMode.TREE
+
+
+def open_repo(path: str | os.PathLike[str] = ".") -> Repository:
+    """The repository containing ``path`` (searching upwards), or NotARepository."""
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        raise NotARepository(
+            f"not a git repository (or any parent up to /): {Path(path).resolve()}"
+        )
+    return pygit2.Repository(found)
+
+
+def common_dir(repo: Repository) -> Path:
+    """The shared .git directory (a linked worktree's gitdir points to it)."""
+    gitdir = Path(repo.path)
+    pointer = gitdir / "commondir"
+    if pointer.is_file():
+        return (gitdir / pointer.read_text().strip()).resolve()
+    return gitdir.resolve()
+
+
+def meridian_dir(repo: Repository) -> Path:
+    """``.git/meridian``: local caches, logs and verification state (never committed)."""
+    path = common_dir(repo) / "meridian"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def workdir(repo: Repository) -> Path | None:
+    return Path(repo.workdir) if repo.workdir else None
+
+
+def identity(repo: Repository) -> tuple[str, str]:
+    """(name, email) of the configured git user, or a clear stand-in."""
+    try:
+        sig = repo.default_signature
+        return sig.name, sig.email
+    except (KeyError, pygit2.GitError):
+        user = os.environ.get("USER") or "unknown"
+        return user, f"{user}@localhost"
+
+
+def signature(repo: Repository, when: int | None = None) -> pygit2.Signature:
+    name, email = identity(repo)
+    if when is None:
+        return pygit2.Signature(name, email)
+    return pygit2.Signature(name, email, when, 0)
+
+
+# --- refs -------------------------------------------------------------------------
+
+
+def ref_target(repo: Repository, refname: str) -> Oid | None:
+    try:
+        ref = repo.references.get(refname)
+    except (pygit2.GitError, ValueError):
+        return None
+    if ref is None:
+        return None
+    return ref.resolve().target  # type: ignore[return-value]
+
+
+def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -> None:
+    """Move ``refname`` to ``oid`` only if it still points at ``expected`` (CAS).
+
+    Uses ``git update-ref NEW OLD``, which checks the old value under the ref lock;
+    pygit2 exposes no compare-and-swap for a bare ref move.
+    """
+    old = str(expected) if expected is not None else "0" * 40
+    proc = git(["update-ref", refname, str(oid), old], cwd=repo.path, check=False)
+    if proc.returncode != 0:
+        raise LedgerConflict(proc.stderr.strip() or f"{refname} moved")
+
+
+def list_refs(repo: Repository, prefix: str) -> list[str]:
+    return sorted(name for name in repo.references if name.startswith(prefix))
+
+
+def delete_ref(repo: Repository, refname: str) -> None:
+    repo.references.delete(refname)
+
+
+# --- objects ----------------------------------------------------------------------
+
+
+def write_blob(repo: Repository, data: bytes) -> Oid:
+    return repo.create_blob(data)
+
+
+def read_blob(repo: Repository, oid: Oid) -> bytes:
+    return repo[oid].data  # type: ignore[no-any-return, union-attr]
+
+
+def commit_tree(repo: Repository, commit_oid: Oid) -> pygit2.Tree:
+    return repo[commit_oid].peel(pygit2.Tree)  # type: ignore[no-any-return]
+
+
+def tree_entry(repo: Repository, tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return repo[entry.id]
+
+
+def tree_names(repo: Repository, tree: pygit2.Tree | None, path: str) -> list[tuple[str, bool]]:
+    """Sorted (name, is_dir) entries of the directory ``path`` ('' is the root)."""
+    node: pygit2.Object | None = tree if path in ("", ".") else tree_entry(repo, tree, path)
+    if not isinstance(node, pygit2.Tree):
+        return []
+    return sorted((entry.name, entry.type_str == "tree") for entry in node)  # type: ignore[misc]
+
+
+def blob_size(obj: pygit2.Object | None) -> int:
+    return obj.size if isinstance(obj, pygit2.Blob) else 0
+
+
+def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str, Oid]) -> Oid:
+    """A new tree: ``base`` with each ``path -> blob`` of ``updates`` written in.
+
+    Only the directories on the updated paths are rebuilt, so the cost follows the
+    number of updates, not the size of the tree.
+    """
+    direct: dict[str, Oid] = {}
+    nested: dict[str, dict[str, Oid]] = {}
+    for path, oid in updates.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = oid
+        else:
+            direct[head] = oid
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, oid in direct.items():
+        builder.insert(name, oid, BLOB_MODE)
+    for name, sub_updates in nested.items():
+        sub_base = None
+        if base is not None and name in base:
+            candidate = repo[base[name].id]
+            sub_base = candidate if isinstance(candidate, pygit2.Tree) else None
+        builder.insert(name, update_tree(repo, sub_base, sub_updates), TREE_MODE)
+    return builder.write()
+
+
+def create_commit(
+    repo: Repository,
+    refname: str,
+    tree: Oid,
+    parents: Sequence[Oid],
+    message: str,
+    *,
+    expected: Oid | None,
+) -> Oid:
+    """Write a commit and move ``refname`` to it iff the ref is still at ``expected``.
+
+    libgit2 performs the compare-and-swap under the ref's lock file: when another
+    writer moved the ref first, this raises LedgerConflict and nothing is lost.
+    """
+    sig = signature(repo)
+    try:
+        if expected is None and ref_target(repo, refname) is not None:
+            raise LedgerConflict(f"{refname} was created by another writer")
+        if expected is not None and (not parents or parents[0] != expected):
+            raise ValueError("the first parent must be the expected tip")
+        return repo.create_commit(refname, sig, sig, message, tree, list(parents))
+    except pygit2.GitError as exc:
+        raise LedgerConflict(str(exc)) from None
+    except pygit2.AlreadyExistsError as exc:
+        raise LedgerConflict(str(exc)) from None
+
+
+def write_commit(repo: Repository, tree: Oid, parents: Sequence[Oid], message: str) -> Oid:
+    """A commit object with no ref update (the caller moves the ref with set_ref)."""
+    sig = signature(repo)
+    return repo.create_commit(None, sig, sig, message, tree, list(parents))
+
+
+def ref_lock_path(repo: Repository, refname: str) -> Path:
+    return common_dir(repo) / (refname + ".lock")
+
+
+# --- history ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    oid: Oid
+    parents: tuple[Oid, ...]
+    summary: str
+    message: str
+    time: int
+    author: str
+
+    @property
+    def trailers(self) -> dict[str, str]:
+        return parse_trailers(self.message)
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    paragraphs = message.strip().split("\n\n")
+    if len(paragraphs) < 2:
+        return {}
+    out: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if not sep or " " in key:
+            return {}
+        out[key] = value.strip()
+    return out
+
+
+def commit_info(repo: Repository, oid: Oid) -> CommitInfo:
+    commit = repo[oid]
+    return CommitInfo(
+        oid=commit.id,
+        parents=tuple(commit.parent_ids),
+        summary=commit.message.split("\n", 1)[0],
+        message=commit.message,
+        time=commit.commit_time,
+        author=f"{commit.author.name} <{commit.author.email}>",
+    )
+
+
+def walk(
+    repo: Repository, tip: Oid, *, oldest_first: bool = False, hide: Iterable[Oid] = ()
+) -> Iterator[CommitInfo]:
+    mode = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+    if oldest_first:
+        mode |= pygit2.enums.SortMode.REVERSE
+    walker = repo.walk(tip, mode)
+    for oid in hide:
+        walker.hide(oid)
+    for commit in walker:
+        yield commit_info(repo, commit.id)
+
+
+def is_ancestor(repo: Repository, ancestor: Oid, descendant: Oid) -> bool:
+    return ancestor == descendant or repo.descendant_of(descendant, ancestor)
+
+
+def changed_paths(
+    repo: Repository, old: pygit2.Tree | None, new: pygit2.Tree
+) -> Iterator[tuple[str, Oid | None, Oid | None]]:
+    """(path, old blob or None, new blob or None) for every file that differs."""
+    yield from _diff_trees(repo, old, new, "")
+
+
+def _diff_trees(
+    repo: Repository, old: pygit2.Tree | None, new: pygit2.Tree | None, prefix: str
+) -> Iterator[tuple[str, Oid | None, Oid | None]]:
+    old_entries = {e.name: e for e in old} if old is not None else {}
+    new_entries = {e.name: e for e in new} if new is not None else {}
+    for name in sorted(set(old_entries) | set(new_entries)):
+        o, n = old_entries.get(name), new_entries.get(name)
+        if o is not None and n is not None and o.id == n.id:
+            continue
+        path = prefix + name
+        o_tree = o is not None and o.type_str == "tree"
+        n_tree = n is not None and n.type_str == "tree"
+        if o_tree or n_tree:
+            yield from _diff_trees(
+                repo,
+                repo[o.id] if o_tree else None,  # type: ignore[union-attr]
+                repo[n.id] if n_tree else None,  # type: ignore[union-attr]
+                path + "/",
+            )
+            if o is not None and not o_tree:
+                yield path, o.id, None
+            if n is not None and not n_tree:
+                yield path, None, n.id
+        else:
+            yield path, (o.id if o else None), (n.id if n else None)
+
+
+def iter_files(repo: Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, Oid]]:
+    for entry in tree:
+        path = prefix + entry.name
+        if entry.type_str == "tree":
+            yield from iter_files(repo, repo[entry.id], path + "/")  # type: ignore[arg-type]
+        else:
+            yield path, entry.id
+
+
+# --- the git CLI (network operations pygit2 does not do well) ----------------------
+
+
+def clean_env() -> dict[str, str]:
+    """The environment minus the GIT_* variables a hook inherits from git."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def git(
+    args: Sequence[str], cwd: str | os.PathLike[str], *, check: bool = True, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        input=input,
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise MeridianError(f"git {' '.join(args)} failed: {detail[-1] if detail else proc.returncode}")
+    return proc

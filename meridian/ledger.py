@@ -1,0 +1,277 @@
+"""The state branch: append (compare-and-swap with retry), read, stream and walk.
+
+This is the only module that writes refs. Writes never touch the working tree, the
+index or HEAD: blobs, trees and a commit are built with pygit2 and the branch ref is
+moved with a compare-and-swap. Layout (see docs/architecture.md):
+
+    <stream>/<YYYY-MM>/<NNNN>.jsonl   records, sharded by month and by size
+    <path>.json                       immutable documents (runs, verdicts)
+
+A stream is a directory such as ``events`` or ``memory/semantic``. A shard is closed
+once it holds SHARD_BYTES, so no blob grows without bound and an append costs the
+same at 100 records as at 100,000.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from meridian import gitio, records
+from meridian.config import DEFAULT_BRANCH, load_config
+from meridian.errors import LedgerConflict, MeridianError
+from meridian.records import Record
+
+SHARD_BYTES = 64 * 1024
+EVENTS = "events"
+STALE_LOCK_SECONDS = 10.0
+RETRY_DEADLINE_SECONDS = 60.0
+
+
+@dataclass
+class Write:
+    """One logical write: becomes exactly one commit on the state branch."""
+
+    summary: str
+    records: list[tuple[str, Record]] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    trailers: dict[str, str] = field(default_factory=dict)
+    # Skip records whose id is already in their stream (content-addressed kinds).
+    dedupe: bool = False
+
+    def add(self, stream: str, record: Record) -> Write:
+        self.records.append((stream, record))
+        return self
+
+    def message(self) -> str:
+        summary = " ".join(self.summary.split()) or "meridian write"
+        lines = [f"{key}: {' '.join(str(value).split())}" for key, value in self.trailers.items()]
+        return summary + ("\n\n" + "\n".join(lines) if lines else "") + "\n"
+
+
+@dataclass
+class WriteResult:
+    commit: gitio.Oid | None  # None when everything was already present
+    written: list[Record]
+    skipped: list[Record]
+
+
+def shard_name(number: int) -> str:
+    return f"{number:04d}.jsonl"
+
+
+class Ledger:
+    """The state branch of one repository."""
+
+    def __init__(self, repo: gitio.Repository, branch: str = DEFAULT_BRANCH) -> None:
+        self.repo = repo
+        self.branch = branch
+        self.refname = f"refs/heads/{branch}"
+        name, email = gitio.identity(repo)
+        self.writer = f"{name} <{email}>"
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
+        repo = gitio.open_repo(path)
+        config = load_config(gitio.workdir(repo))
+        return cls(repo, config.branch)
+
+    @property
+    def workdir(self) -> Path | None:
+        return gitio.workdir(self.repo)
+
+    @property
+    def local_dir(self) -> Path:
+        """``.git/meridian``: caches and logs that are never committed."""
+        return gitio.meridian_dir(self.repo)
+
+    # --- reading ------------------------------------------------------------------
+
+    def tip(self) -> gitio.Oid | None:
+        return gitio.ref_target(self.repo, self.refname)
+
+    def exists(self) -> bool:
+        return self.tip() is not None
+
+    def tree(self, at: gitio.Oid | None = None) -> Any:
+        commit = at if at is not None else self.tip()
+        return None if commit is None else gitio.commit_tree(self.repo, commit)
+
+    def read(self, path: str, at: gitio.Oid | None = None) -> bytes | None:
+        obj = gitio.tree_entry(self.repo, self.tree(at), path)
+        return gitio.read_blob(self.repo, obj.id) if obj is not None and obj.type_str == "blob" else None
+
+    def read_json(self, path: str, at: gitio.Oid | None = None) -> Any:
+        data = self.read(path, at)
+        return None if data is None else json.loads(data)
+
+    def listdir(self, path: str, at: gitio.Oid | None = None) -> list[str]:
+        return [name for name, _ in gitio.tree_names(self.repo, self.tree(at), path)]
+
+    def shards(self, stream: str, at: gitio.Oid | None = None) -> list[str]:
+        """Paths of a stream's shards, oldest first."""
+        tree = self.tree(at)
+        out = []
+        for month, is_dir in gitio.tree_names(self.repo, tree, stream):
+            if not is_dir:
+                continue
+            for name, sub_is_dir in gitio.tree_names(self.repo, tree, f"{stream}/{month}"):
+                if not sub_is_dir and name.endswith(".jsonl"):
+                    out.append(f"{stream}/{month}/{name}")
+        return out
+
+    def lines(self, stream: str, *, newest_first: bool = False,
+              at: gitio.Oid | None = None) -> Iterator[tuple[str, int, bytes]]:
+        """(shard path, 1-based line number, raw line) for every stored line."""
+        paths = self.shards(stream, at)
+        if newest_first:
+            paths.reverse()
+        tree = self.tree(at)
+        for path in paths:
+            obj = gitio.tree_entry(self.repo, tree, path)
+            if obj is None:
+                continue
+            raw = gitio.read_blob(self.repo, obj.id).splitlines()
+            numbered = list(enumerate(raw, start=1))
+            if newest_first:
+                numbered.reverse()
+            for number, line in numbered:
+                if line.strip():
+                    yield path, number, line
+
+    def records(self, stream: str = EVENTS, *, newest_first: bool = False,
+                at: gitio.Oid | None = None) -> Iterator[Record]:
+        """Stream a stream's records (parsed, not re-validated: ``verify`` does that)."""
+        for path, number, line in self.lines(stream, newest_first=newest_first, at=at):
+            try:
+                raw = json.loads(line)
+                yield Record.model_construct(**raw)
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise MeridianError(
+                    f"{self.branch}:{path}:{number}: corrupt record ({exc}); run `meridian verify`"
+                ) from None
+
+    def ids(self, stream: str, at: gitio.Oid | None = None) -> set[str]:
+        return {r.id for r in self.records(stream, at=at)}
+
+    def history(self, *, grep: str | None = None) -> Iterator[gitio.CommitInfo]:
+        tip = self.tip()
+        if tip is None:
+            return
+        for info in gitio.walk(self.repo, tip):
+            if grep is None or grep in info.message:
+                yield info
+
+    # --- writing ------------------------------------------------------------------
+
+    def record(self, kind: str, data: dict[str, Any], ts: str | None = None) -> Record:
+        return records.make(kind, data, writer=self.writer, ts=ts)
+
+    def emit(self, kind: str, data: dict[str, Any], *, summary: str | None = None,
+             trailers: Mapping[str, str] | None = None) -> Record:
+        """Append one event as one commit; trailers name the event and its gate."""
+        record = self.record(kind, data)
+        tags = {"Meridian-Event": kind}
+        if record.gate:
+            tags["Meridian-Gate"] = record.gate
+        tags.update(trailers or {})
+        tags["Meridian-Record"] = record.id
+        text = summary or (f"{kind} {record.gate}" if record.gate else kind)
+        self.commit(Write(summary=text, trailers=tags).add(EVENTS, record))
+        return record
+
+    def commit(self, write: Write) -> WriteResult:
+        """Apply ``write`` as one commit, retrying on a concurrent writer (CAS)."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            tip = self.tip()
+            try:
+                return self._try_commit(write, tip)
+            except LedgerConflict:
+                attempt += 1
+                elapsed = time.monotonic() - started
+                if elapsed > RETRY_DEADLINE_SECONDS:
+                    raise MeridianError(
+                        f"could not write to {self.branch}: another writer held it for "
+                        f"{elapsed:.0f}s (is a stale {self.refname}.lock left behind?)"
+                    ) from None
+                self._clear_stale_lock()
+                time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(attempt, 6))))
+
+    def _clear_stale_lock(self) -> None:
+        """A writer killed while holding the ref lock leaves it behind: expire it."""
+        lock = gitio.ref_lock_path(self.repo, self.refname)
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_LOCK_SECONDS:
+            try:
+                lock.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
+        repo = self.repo
+        base = None if tip is None else gitio.commit_tree(repo, tip)
+        updates: dict[str, gitio.Oid] = {}
+        written: list[Record] = []
+        skipped: list[Record] = []
+
+        grouped: dict[tuple[str, str], list[Record]] = {}
+        seen_by_stream: dict[str, set[str]] = {}
+        for stream, record in write.records:
+            if write.dedupe:
+                known = seen_by_stream.get(stream)
+                if known is None:
+                    known = seen_by_stream[stream] = self.ids(stream, at=tip)
+                if record.id in known:
+                    skipped.append(record)
+                    continue
+                known.add(record.id)
+            grouped.setdefault((stream, record.month), []).append(record)
+            written.append(record)
+
+        for (stream, month), batch in grouped.items():
+            directory = f"{stream}/{month}"
+            names = [n for n, is_dir in gitio.tree_names(repo, base, directory)
+                     if not is_dir and n.endswith(".jsonl")]
+            payload = "".join(r.line() + "\n" for r in batch).encode()
+            existing = b""
+            if names:
+                last = names[-1]
+                obj = gitio.tree_entry(repo, base, f"{directory}/{last}")
+                size = gitio.blob_size(obj)
+                if size and size + len(payload) > SHARD_BYTES:
+                    last = shard_name(int(last.split(".")[0]) + 1)
+                elif obj is not None:
+                    existing = gitio.read_blob(repo, obj.id)
+                    if existing and not existing.endswith(b"\n"):
+                        existing += b"\n"
+            else:
+                last = shard_name(0)
+            updates[f"{directory}/{last}"] = gitio.write_blob(repo, existing + payload)
+
+        for path, data in write.blobs.items():
+            current = gitio.tree_entry(repo, base, path)
+            new_oid = gitio.write_blob(repo, data)
+            if current is not None:
+                if current.id != new_oid:
+                    raise MeridianError(f"{self.branch}:{path} already exists with other content; "
+                                        "documents on the state branch are immutable")
+                continue
+            updates[path] = new_oid
+
+        if not updates:
+            return WriteResult(commit=None, written=[], skipped=skipped)
+        tree = gitio.update_tree(repo, base, updates)
+        parents = [] if tip is None else [tip]
+        oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
+        return WriteResult(commit=oid, written=written, skipped=skipped)

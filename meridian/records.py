@@ -1,0 +1,137 @@
+"""Records: the JSONL lines stored on the state branch.
+
+Every line is a ``Record``: ``id`` (content hash), ``ts`` (UTC), ``kind``, ``writer``
+(git identity) and ``data``. Kinds with a registered data model are validated
+against it on write and again by ``meridian verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from meridian.errors import MeridianError
+
+B = TypeVar("B", bound=type[BaseModel])
+
+# Kinds whose id hashes only the content (kind + data), so the same content written
+# twice has the same id and is stored once. Everything else hashes ts and writer too.
+CONTENT_ADDRESSED_PREFIXES = ("memory.",)
+
+DATA_MODELS: dict[str, type[BaseModel]] = {}
+
+
+def register(kind: str) -> Callable[[B], B]:
+    """Class decorator: validate the ``data`` of records of ``kind`` with this model."""
+
+    def wrap(model: B) -> B:
+        DATA_MODELS[kind] = model
+        return model
+
+    return wrap
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def now_ts() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_ts(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def record_id(kind: str, ts: str, writer: str, data: dict[str, Any]) -> str:
+    if kind.startswith(CONTENT_ADDRESSED_PREFIXES):
+        material: dict[str, Any] = {"kind": kind, "data": data}
+    else:
+        material = {"kind": kind, "ts": ts, "writer": writer, "data": data}
+    return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:32]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[0-9a-f]{32}$")
+    ts: str
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+    writer: str
+    data: dict[str, Any]
+
+    @field_validator("ts")
+    @classmethod
+    def _utc(cls, value: str) -> str:
+        if not value.endswith("Z"):
+            raise ValueError("must be a UTC timestamp ending in Z")
+        parse_ts(value)
+        return value
+
+    def line(self) -> str:
+        return json.dumps(
+            {"id": self.id, "ts": self.ts, "kind": self.kind, "writer": self.writer,
+             "data": self.data},
+            separators=(",", ":"),
+            ensure_ascii=False,
+            sort_keys=False,
+        )
+
+    @property
+    def month(self) -> str:
+        return self.ts[:7]
+
+    @property
+    def gate(self) -> str | None:
+        value = self.data.get("gate")
+        return value if isinstance(value, str) else None
+
+
+class InvalidRecord(MeridianError):
+    """A record failed validation; the message names the field path."""
+
+
+def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Validate (and normalise) ``data`` with the model registered for ``kind``."""
+    model = DATA_MODELS.get(kind)
+    if model is None:
+        return data
+    try:
+        return model.model_validate(data).model_dump(mode="json", exclude_none=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        label = kind.split(".")[-1]
+        raise InvalidRecord(f"{label}.{field}: {first['msg'].lower()}") from None
+
+
+def make(kind: str, data: dict[str, Any], *, writer: str, ts: str | None = None) -> Record:
+    """A validated record with its content-hash id."""
+    clean = validate_data(kind, data)
+    stamp = ts or now_ts()
+    return Record(id=record_id(kind, stamp, writer, clean), ts=stamp, kind=kind,
+                  writer=writer, data=clean)
+
+
+def parse_line(line: str | bytes) -> Record:
+    """Parse and fully check one stored line: shape, data model and id."""
+    try:
+        raw = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidRecord(f"not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    try:
+        record = Record.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "record"
+        raise InvalidRecord(f"{field}: {first['msg'].lower()}") from None
+    validate_data(record.kind, record.data)
+    expected = record_id(record.kind, record.ts, record.writer, record.data)
+    if expected != record.id:
+        raise InvalidRecord(f"id {record.id} does not match its content (expected {expected})")
+    return record

@@ -1,0 +1,150 @@
+"""YAML loading that remembers where every value came from.
+
+Every YAML file a user writes (config, gates, rules, features, suites) is loaded
+here, so a mistake is reported as ``file:line: field: what is expected`` instead of
+a traceback. ``validate`` turns the first pydantic error into that one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from meridian.errors import ConfigError
+
+Loc = tuple[str | int, ...]
+M = TypeVar("M", bound=BaseModel)
+
+
+class Located:
+    """Parsed YAML plus the line (1-based) of every mapping key and sequence item."""
+
+    def __init__(self, path: Path | str, data: Any, lines: dict[Loc, int]) -> None:
+        self.path = str(path)
+        self.data = data
+        self._lines = lines
+
+    def line(self, loc: Loc) -> int | None:
+        """Line of the deepest known prefix of ``loc`` (pydantic locs may go deeper)."""
+        loc = tuple(loc)
+        while loc:
+            if loc in self._lines:
+                return self._lines[loc]
+            loc = loc[:-1]
+        return self._lines.get((), None)
+
+    def where(self, loc: Loc) -> str:
+        line = self.line(loc)
+        return f"{self.path}:{line}" if line else self.path
+
+    def error(self, loc: Loc, message: str) -> ConfigError:
+        field = dotted(loc)
+        prefix = f"{self.where(loc)}: "
+        return ConfigError(prefix + (f"{field}: {message}" if field else message))
+
+
+def dotted(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: str) -> Any:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _scalar(key_node)
+            if key in result:
+                raise ConfigError(
+                    f"{path}:{key_node.start_mark.line + 1}: {dotted(loc + (key,)) or key}: "
+                    "duplicate key"
+                )
+            lines[loc + (key,)] = key_node.start_mark.line + 1
+            result[key] = _construct(value_node, loc + (key,), lines, path)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for index, item in enumerate(node.value):
+            lines[loc + (index,)] = item.start_mark.line + 1
+            items.append(_construct(item, loc + (index,), lines, path))
+        return items
+    return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def parse(text: str, path: Path | str) -> Located:
+    path = str(path)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(f"{path}{line}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+    lines: dict[Loc, int] = {}
+    data = None if node is None else _construct(node, (), lines, path)
+    return Located(path, data, lines)
+
+
+def load(path: Path | str) -> Located:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse(text, path)
+
+
+def pydantic_message(error: dict[str, Any]) -> str:
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required field is missing"
+    msg = str(error.get("msg", "invalid value"))
+    return msg[0].lower() + msg[1:] if msg else msg
+
+
+def validate(
+    model: type[M],
+    located: Located,
+    *,
+    data: Any = None,
+    base: Loc = (),
+    context: dict[str, Any] | None = None,
+) -> M:
+    """Validate ``data`` (default: the whole file) and raise one located ConfigError."""
+    payload = located.data if data is None else data
+    try:
+        return model.model_validate(payload, context=context)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = base + tuple(p for p in first["loc"] if not str(p).startswith("function-"))
+        raise located.error(loc, pydantic_message(dict(first))) from None
+
+
+def first_error(exc: ValidationError, prefix: str = "") -> str:
+    """``field.path: message`` for the first error of a ValidationError."""
+    first = exc.errors()[0]
+    field = dotted(tuple(first["loc"]))
+    name = ".".join(p for p in (prefix, field) if p)
+    return f"{name}: {pydantic_message(dict(first))}" if name else pydantic_message(dict(first))
+
