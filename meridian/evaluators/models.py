@@ -1,0 +1,130 @@
+"""The contract between gates and evaluators: the evidence bundle and the verdict.
+
+Meridian computes pass/fail itself from the scores and the issues (``decide``);
+whatever label an evaluator prints is never trusted.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DIMENSIONS = ("completeness", "correctness", "robustness", "spec_adherence")
+DEFAULT_WEIGHTS = {"completeness": 0.25, "correctness": 0.35, "robustness": 0.2,
+                   "spec_adherence": 0.2}
+Severity = Literal["high", "medium", "low"]
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ArtifactFile(_Model):
+    path: str
+    content: str
+    truncated: bool = False
+
+
+class CheckResult(_Model):
+    command: str
+    exit_code: int | None  # None: timed out or could not start
+    output: str = ""
+    duration_s: float = 0.0
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Bundle(_Model):
+    """Everything an evaluator may read: nothing about who built it or how they feel."""
+
+    gate: str
+    description: str = ""
+    acceptance: str = ""
+    artifact_globs: list[str] = Field(default_factory=list)
+    unmatched_globs: list[str] = Field(default_factory=list)  # declared, matched nothing
+    artifacts: list[ArtifactFile] = Field(default_factory=list)
+    checks: list[CheckResult] = Field(default_factory=list)
+    diff: str = ""  # unified diff of the artifacts since the gate started
+    subject: str  # git tree id of exactly the artifact files read
+    notes: list[str] = Field(default_factory=list)  # e.g. what was trimmed
+
+
+class Issue(_Model):
+    severity: Severity
+    file: str | None = None
+    line: int | None = Field(default=None, ge=1)
+    message: str
+    check: str | None = None  # heuristic check id, e.g. "stub_code"
+
+    def where(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or "(project)"
+
+
+class Usage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Verdict(_Model):
+    gate: str
+    evaluator: str  # "heuristic", "anthropic:<model>", "command:<program>"
+    subject: str
+    scores: dict[str, float]
+    weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    overall: float
+    threshold: float
+    passed: bool
+    issues: list[Issue] = Field(default_factory=list)
+    summary: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    self_score: float | None = None
+
+    def blocking(self) -> list[Issue]:
+        return sorted(self.issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
+
+
+def weighted_overall(scores: dict[str, float], weights: dict[str, float]) -> float:
+    total = sum(weights.get(d, 0.0) for d in DIMENSIONS)
+    if total <= 0:
+        raise ValueError("dimension weights must sum to more than 0")
+    return round(sum(scores[d] * weights.get(d, 0.0) for d in DIMENSIONS) / total, 2)
+
+
+def decide(
+    *,
+    gate: str,
+    evaluator: str,
+    subject: str,
+    scores: dict[str, float],
+    issues: list[Issue],
+    threshold: float,
+    weights: dict[str, float] | None = None,
+    summary: str = "",
+    usage: Usage | None = None,
+    self_score: float | None = None,
+) -> Verdict:
+    """The only place pass/fail is computed: overall >= threshold and no high issue."""
+    missing = [d for d in DIMENSIONS if d not in scores]
+    if missing:
+        raise ValueError(f"scores missing dimensions: {', '.join(missing)}")
+    for name, value in scores.items():
+        if not 0 <= value <= 10:
+            raise ValueError(f"score {name}={value} outside 0-10")
+    weights = dict(weights or DEFAULT_WEIGHTS)
+    overall = weighted_overall(scores, weights)
+    passed = overall >= threshold and not any(i.severity == "high" for i in issues)
+    return Verdict(
+        gate=gate, evaluator=evaluator, subject=subject,
+        scores={d: float(scores[d]) for d in DIMENSIONS}, weights=weights,
+        overall=overall, threshold=threshold, passed=passed,
+        issues=sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0)),
+        summary=summary, usage=usage or Usage(), self_score=self_score,
+    )
