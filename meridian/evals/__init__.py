@@ -1,0 +1,1 @@
+"""Agent evaluation harness: suites, agents, graders, runner, run store, compare."""

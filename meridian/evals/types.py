@@ -1,0 +1,198 @@
+"""The data model of the evaluation harness: Task, Step, Trajectory, Score, TaskResult.
+
+Everything here is plain pydantic v2 and JSON-serialisable. Field order is the
+serialisation order, so ``model_dump_json()`` of equal values gives equal bytes; the
+run store builds byte-deterministic run files on that. Models that read what a user
+or an external agent wrote (``Task``, ``GraderSpec``, ``Step``, ``Trajectory``) forbid
+unknown keys, so a typo is reported instead of silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+Status = Literal["pass", "fail", "infra_error"]
+STATUSES: tuple[Status, ...] = ("pass", "fail", "infra_error")
+
+# What a runner uses when neither the task nor the suite defaults name a timeout.
+DEFAULT_TIMEOUT_S = 30.0
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GraderSpec(_Strict):
+    """One grader a task is scored by: its registered name and keyword arguments."""
+
+    name: str = Field(min_length=1)
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+    def label(self) -> str:
+        """``name`` or ``name(k=v, ...)`` for tables and error messages."""
+        if not self.args:
+            return self.name
+        inner = ", ".join(f"{key}={value!r}" for key, value in sorted(self.args.items()))
+        return f"{self.name}({inner})"
+
+
+class Task(_Strict):
+    """One evaluation task, after suite defaults are merged in."""
+
+    id: str = Field(min_length=1)
+    input: JsonValue
+    expected: JsonValue = None
+    graders: list[GraderSpec] = Field(default_factory=list)
+    expected_tools: list[str] = Field(default_factory=list)
+    reference_steps: int | None = Field(default=None, ge=0)
+    tags: list[str] = Field(default_factory=list)
+    difficulty: str | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+    cost_budget_usd: float | None = Field(default=None, ge=0)
+    latency_budget_s: float | None = Field(default=None, gt=0)
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+    def effective_timeout_s(self) -> float:
+        return self.timeout_s if self.timeout_s is not None else DEFAULT_TIMEOUT_S
+
+
+class Step(_Strict):
+    """One recorded action of an agent: an LLM call, a tool call, or anything else.
+
+    ``started_at`` is seconds since the trajectory started (an offset, not a wall-clock
+    timestamp), so a trajectory says when each step ran relative to the others
+    without embedding the date of the run.
+    """
+
+    index: int = Field(ge=0)
+    kind: str = Field(min_length=1)  # "llm", "tool", or an agent-specific kind
+    name: str = Field(min_length=1)
+    input: JsonValue = None
+    output: JsonValue = None
+    error: str | None = None
+    started_at: float = Field(default=0.0, ge=0)
+    latency_s: float = Field(default=0.0, ge=0)
+    tokens_in: int = Field(default=0, ge=0)
+    tokens_out: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+class Trajectory(_Strict):
+    """Everything an agent did for one task, and what it answered.
+
+    ``completed`` is True when the agent terminated normally with an answer.
+    ``cost_usd``, ``tokens_in`` and ``tokens_out`` default to the sums over the
+    steps when the producer leaves them out (agents speaking JSON over stdin/stdout
+    may report only steps); ``latency_s`` is wall time of the whole run.
+    """
+
+    task_id: str = Field(min_length=1)
+    steps: list[Step] = Field(default_factory=list)
+    final_output: JsonValue = None
+    completed: bool = False
+    error: str | None = None
+    latency_s: float = Field(default=0.0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0)
+    tokens_in: int = Field(default=0, ge=0)
+    tokens_out: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _totals_from_steps(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+            return data
+        steps = [s for s in data["steps"] if isinstance(s, dict | Step)]
+        if len(steps) != len(data["steps"]):
+            return data  # let field validation report the malformed step
+        filled = dict(data)
+
+        def total(field: str) -> Any:
+            return sum(
+                (s.get(field, 0) if isinstance(s, dict) else getattr(s, field)) or 0
+                for s in steps
+            )
+
+        for field in ("cost_usd", "tokens_in", "tokens_out"):
+            if field not in filled:
+                try:
+                    filled[field] = total(field)
+                except TypeError:
+                    return data  # a non-numeric step value; the step model reports it
+        return filled
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+    @property
+    def tool_steps(self) -> list[Step]:
+        return [step for step in self.steps if step.kind == "tool"]
+
+    @property
+    def errored_steps(self) -> list[Step]:
+        return [step for step in self.steps if step.failed]
+
+
+class Usage(BaseModel):
+    """Tokens and money a grader itself spent (only model-backed graders spend any)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_in: int = Field(default=0, ge=0)
+    tokens_out: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0)
+
+
+class Score(BaseModel):
+    """The verdict of one grader on one trajectory.
+
+    ``infra_error`` means the grader could not judge (an API outage, say): the score
+    is neither a pass nor a failure, and the task's status becomes ``infra_error``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    value: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    detail: str = ""
+    infra_error: bool = False
+    usage: Usage | None = None
+
+
+class TaskResult(BaseModel):
+    """One task attempted once (one epoch): its status, scores and trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    epoch: int = Field(default=0, ge=0)
+    status: Status
+    scores: list[Score] = Field(default_factory=list)
+    trajectory: Trajectory | None = None
+    error: str | None = None  # why the task is an infra error, when it is one
+    attempts: int = Field(default=1, ge=1)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+def task_status(scores: list[Score], *, error: str | None = None) -> Status:
+    """Pass iff there is at least one score, every score passed and nothing broke.
+
+    ``error`` is a harness-level failure (the agent raised, timed out, or printed
+    garbage): that is an infrastructure error, not a verdict on the agent's answer.
+    A task with no scores fails rather than passing vacuously.
+    """
+    if error is not None or any(score.infra_error for score in scores):
+        return "infra_error"
+    if scores and all(score.passed for score in scores):
+        return "pass"
+    return "fail"
