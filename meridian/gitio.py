@@ -187,10 +187,13 @@ def create_commit(
         if expected is not None and (not parents or parents[0] != expected):
             raise ValueError("the first parent must be the expected tip")
         return repo.create_commit(refname, sig, sig, message, tree, list(parents))
-    except pygit2.GitError as exc:
+    except (pygit2.GitError, pygit2.AlreadyExistsError) as exc:
         raise LedgerConflict(str(exc)) from None
-    except pygit2.AlreadyExistsError as exc:
-        raise LedgerConflict(str(exc)) from None
+    except OSError as exc:
+        # Another writer holds the ref's lock file: contention, not failure.
+        if "lock" in str(exc):
+            raise LedgerConflict(str(exc)) from None
+        raise
 
 
 def write_commit(repo: Repository, tree: Oid, parents: Sequence[Oid], message: str) -> Oid:

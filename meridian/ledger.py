@@ -275,3 +275,16 @@ class Ledger:
         parents = [] if tip is None else [tip]
         oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
         return WriteResult(commit=oid, written=written, skipped=skipped)
+
+    # --- remotes ------------------------------------------------------------------
+
+    def remote_refname(self, remote: str) -> str:
+        return f"refs/remotes/{remote}/{self.branch}"
+
+    def adopt_remote(self, remote: str) -> bool:
+        """Start the local state branch at the remote's, instead of a second history."""
+        target = gitio.ref_target(self.repo, self.remote_refname(remote))
+        if target is None or self.exists():
+            return False
+        gitio.set_ref(self.repo, self.refname, target, expected=None)
+        return True

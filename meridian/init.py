@@ -1,0 +1,91 @@
+"""Set up Meridian in a repository. Every step is idempotent and says what it did."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from meridian import gitio
+from meridian.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, load_config
+from meridian.errors import MeridianError
+from meridian.ledger import Ledger
+
+
+@dataclass
+class Outcome:
+    created: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        if not self.created:
+            return ["Meridian is already set up here; nothing changed."] + [
+                f"  kept {item}" for item in self.kept
+            ]
+        return [f"created {item}" for item in self.created] + [f"kept {item}" for item in self.kept]
+
+
+def _optional(module: str) -> object | None:
+    """Sibling features land in separate modules; init wires in those present."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+
+
+def initialise(path: str, *, template: str | None = None, hooks: bool = True,
+               claude: bool = False, ci: str | None = None) -> Outcome:
+    repo = gitio.open_repo(path)
+    root = gitio.workdir(repo)
+    if root is None:
+        raise MeridianError(f"{repo.path}: a bare repository has no work tree; run init in a clone")
+    outcome = Outcome()
+
+    config_file = root / CONFIG_PATH
+    if config_file.exists():
+        outcome.kept.append(str(CONFIG_PATH))
+    else:
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+        outcome.created.append(str(CONFIG_PATH))
+    config = load_config(root)
+    ledger = Ledger(repo, config.branch)
+
+    if ledger.exists():
+        outcome.kept.append(f"branch {config.branch}")
+    elif ledger.adopt_remote(config.remote):
+        outcome.created.append(f"branch {config.branch} (adopted from {config.remote})")
+    else:
+        ledger.emit("meridian.init", {"branch": config.branch, **({"template": template} if template else {})},
+                    summary="meridian init")
+        outcome.created.append(f"branch {config.branch}")
+
+    rules = _optional("meridian.rules")
+    if rules is not None:
+        written = rules.write_default_rules(root)  # type: ignore[attr-defined]
+        (outcome.created if written else outcome.kept).append(config.paths.rules)
+
+    if template:
+        templates = _optional("meridian.templates")
+        if templates is None:
+            raise MeridianError("templates are not available in this installation")
+        for created in templates.install_template(template, root):  # type: ignore[attr-defined]
+            outcome.created.append(str(Path(created).relative_to(root)))
+
+    if hooks:
+        installer = _optional("meridian.hooks.install")
+        if installer is not None:
+            installer.install_for_init(repo, outcome)  # type: ignore[attr-defined]
+    if claude:
+        settings = _optional("meridian.hooks.claude_settings")
+        if settings is None:
+            raise MeridianError("Claude Code integration is not available in this installation")
+        settings.merge_into(root, outcome)  # type: ignore[attr-defined]
+    if ci:
+        ci_module = _optional("meridian.hooks.ci")
+        if ci_module is None:
+            raise MeridianError("CI templates are not available in this installation")
+        ci_module.install(ci, root, outcome)  # type: ignore[attr-defined]
+    return outcome
