@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -332,3 +332,54 @@ def git(
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise MeridianError(f"git {' '.join(args)} failed: {detail[-1] if detail else proc.returncode}")
     return proc
+
+
+# --- work-tree snapshots (gates bind verdicts to the exact artifact files read) ------
+
+
+def head_commit(repo: Repository) -> str | None:
+    """The commit HEAD points at, or None in a repository with no commits yet."""
+    if repo.head_is_unborn:
+        return None
+    return str(repo.head.target)
+
+
+def is_ignored(repo: Repository, path: str) -> bool:
+    """Whether ``path`` (relative to the work tree, '/'-separated) is git-ignored."""
+    return bool(repo.path_is_ignored(path))
+
+
+def tree_of_files(repo: Repository, files: Mapping[str, bytes]) -> str:
+    """The id of a git tree holding exactly ``files`` ('/'-separated path -> content).
+
+    Blobs and trees are written to the object database only: the index, HEAD and the
+    work tree are untouched. Equal content always gives the same id, so the id names
+    the artifacts a verdict read.
+    """
+    if not files:
+        return str(repo.TreeBuilder().write())
+    updates = {path: repo.create_blob(data) for path, data in files.items()}
+    return str(update_tree(repo, None, updates))
+
+
+def files_at_commit(
+    repo: Repository, commit: str, wanted: Callable[[str], bool]
+) -> dict[str, bytes]:
+    """Content of the files of ``commit`` whose path ``wanted`` accepts ({} if unknown)."""
+    try:
+        tree = commit_tree(repo, pygit2.Oid(hex=commit))
+    except (KeyError, ValueError, pygit2.GitError):
+        return {}
+    return {path: read_blob(repo, oid) for path, oid in iter_files(repo, tree) if wanted(path)}
+
+
+def tree_changed_files(repo: Repository, old_tree: str, new_tree: str) -> list[str] | None:
+    """Paths that differ between two trees, or None when either tree is not stored here."""
+    try:
+        old = repo[pygit2.Oid(hex=old_tree)]
+        new = repo[pygit2.Oid(hex=new_tree)]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
+        return None
+    return [path for path, _, _ in changed_paths(repo, old, new)]
