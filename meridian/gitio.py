@@ -383,3 +383,38 @@ def tree_changed_files(repo: Repository, old_tree: str, new_tree: str) -> list[s
     if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
         return None
     return [path for path, _, _ in changed_paths(repo, old, new)]
+
+
+# --- evaluation runs: provenance and baseline tags -----------------------------------
+
+
+def is_dirty(repo: Repository) -> bool:
+    """Whether tracked files differ from HEAD (staged or not); untracked files do not count.
+
+    This is what ``git describe --dirty`` means, so a run's provenance says whether
+    its commit alone reproduces the code that was measured.
+    """
+    if repo.is_bare:
+        return False
+    current = pygit2.enums.FileStatus.CURRENT
+    ignored = pygit2.enums.FileStatus.IGNORED
+    return any(flags not in (current, ignored) for flags in repo.status(untracked_files="no").values())
+
+
+def set_tag(repo: Repository, name: str, oid: Oid) -> Oid | None:
+    """Point the lightweight tag ``refs/tags/<name>`` at ``oid``; the previous target or None."""
+    refname = f"refs/tags/{name}"
+    previous = ref_target(repo, refname)
+    repo.references.create(refname, oid, force=True)
+    return previous
+
+
+def tag_targets(repo: Repository, prefix: str) -> dict[str, Oid]:
+    """``name -> target`` of the tags under ``refs/tags/<prefix>`` (name without the prefix)."""
+    base = f"refs/tags/{prefix}"
+    out: dict[str, Oid] = {}
+    for refname in list_refs(repo, base):
+        target = ref_target(repo, refname)
+        if target is not None:
+            out[refname[len(base):]] = target
+    return out

@@ -288,3 +288,21 @@ class Ledger:
             return False
         gitio.set_ref(self.repo, self.refname, target, expected=None)
         return True
+
+    # --- tags (baselines) ---------------------------------------------------------------
+
+    def pin_tag(self, name: str, commit: gitio.Oid) -> gitio.Oid | None:
+        """Point tag ``name`` (e.g. ``meridian/baseline/main``) at a state commit.
+
+        Tags are refs, and this module is the only one that writes refs. The commit
+        must be on the state branch, so a tag can never pin something the ledger does
+        not hold. Returns the commit the tag pointed at before, if any.
+        """
+        tip = self.tip()
+        if tip is None or not gitio.is_ancestor(self.repo, commit, tip):
+            raise MeridianError(f"commit {commit} is not on {self.branch}; cannot tag it {name}")
+        return gitio.set_tag(self.repo, name, commit)
+
+    def tags(self, prefix: str) -> dict[str, gitio.Oid]:
+        """``name -> commit`` of the tags under ``prefix`` (names without the prefix)."""
+        return gitio.tag_targets(self.repo, prefix)
