@@ -124,8 +124,11 @@ def _check_change(ledger: Ledger, commit: str, path: str,
                               "removed after it was written")
                 return
             if new_lines[index] != line:
+                following = old_lines[index + 1] if index + 1 < len(old_lines) else None
+                removed = line not in new_lines and new_lines[index] == following
                 yield Problem(commit, path, index + 1, _record_id(line),
-                              "changed after it was written")
+                              "removed after it was written" if removed
+                              else "changed after it was written")
                 return
         yield Problem(commit, path, None, None, "shard rewritten")
         return

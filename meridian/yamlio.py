@@ -103,14 +103,24 @@ def parse(text: str, path: Path | str) -> Located:
     return Located(path, data, lines)
 
 
+def display_path(path: Path | str) -> str:
+    """``path`` relative to the current directory when it is below it (clickable)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def load(path: Path | str) -> Located:
+    """Load a YAML file; errors name it relative to the current directory."""
+    shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
+        raise ConfigError(f"{shown}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse(text, path)
+        raise ConfigError(f"{shown}: cannot read: {exc}") from None
+    return parse(text, shown)
 
 
 def pydantic_message(error: dict[str, Any]) -> str:
