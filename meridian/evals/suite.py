@@ -1,0 +1,294 @@
+"""Evaluation suites: YAML files of tasks, loaded with every mistake located.
+
+    suite: reference
+    defaults:            # merged into every task; a task's own value wins
+      timeout_s: 15
+    tasks:
+      - id: reverse_capital
+        input: "Reverse the capital of Japan."
+        expected: "oykoT"
+        grader:          # a name, a list of names / {name: {kwargs}}, or one mapping
+          - exact_match: {case_sensitive: true}
+          - step_efficiency
+        reference_steps: 2
+
+An error names the file, the line, the task and the field:
+``suites/x.yaml:14: task 'reverse_capital': grader[0]: unknown grader 'exact' (known: ...)``.
+Grader names, arguments (against the grader's signature) and the task fields a
+grader needs are all checked here, before any agent runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from meridian import yamlio
+from meridian.errors import ConfigError, MeridianError
+from meridian.evals import graders
+from meridian.evals.types import GraderSpec, Task
+from meridian.records import canonical_json
+
+GRADER_KEYS = ("grader", "graders")
+
+
+class _Defaults(BaseModel):
+    """What ``defaults`` may set: every task field except the task's identity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expected: JsonValue = None
+    grader: JsonValue = None
+    graders: JsonValue = None
+    expected_tools: list[str] | None = None
+    reference_steps: int | None = Field(default=None, ge=0)
+    tags: list[str] | None = None
+    difficulty: str | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+    cost_budget_usd: float | None = Field(default=None, ge=0)
+    latency_budget_s: float | None = Field(default=None, gt=0)
+    metadata: dict[str, JsonValue] | None = None
+
+
+class _SuiteFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str = Field(min_length=1)
+    description: str = ""
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[Any] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A loaded suite: tasks in file order, defaults already merged in."""
+
+    name: str
+    path: str
+    tasks: list[Task]
+    description: str = ""
+    _by_id: dict[str, Task] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_id.update({task.id: task for task in self.tasks})
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the canonical JSON of the task definitions (not the file's bytes).
+
+        Comments, key order and YAML spelling do not change it; any change to what
+        a task asks or how it is graded does. Runs of different hashes do not compare.
+        """
+        return suite_hash(self.tasks)
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise MeridianError(f"suite {self.name!r} has no task {task_id!r}") from None
+
+    def select(
+        self,
+        *,
+        tags: Sequence[str] = (),
+        limit: int | None = None,
+        offline: bool = False,
+    ) -> list[Task]:
+        """Tasks carrying any of ``tags`` (all when empty), without network graders
+        when ``offline``, the first ``limit`` of them, in suite order."""
+        chosen = [
+            task for task in self.tasks
+            if (not tags or set(tags) & set(task.tags))
+            and not (offline and needs_network(task))
+        ]
+        return chosen if limit is None else chosen[: max(limit, 0)]
+
+
+def suite_hash(tasks: Sequence[Task]) -> str:
+    payload = canonical_json([task.model_dump(mode="json") for task in tasks])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def needs_network(task: Task) -> bool:
+    """Whether any grader of ``task`` calls a model API (``llm_judge``)."""
+    return any(
+        spec.name in graders.names() and graders.get(spec.name).network for spec in task.graders
+    )
+
+
+def load_suite(path: Path | str) -> Suite:
+    """Load and fully check the suite at ``path``; ConfigError names file, line, task, field."""
+    return _build(yamlio.load(path))
+
+
+def parse_suite(text: str, path: Path | str = "<suite>") -> Suite:
+    """Like ``load_suite`` for YAML text already in memory."""
+    return _build(yamlio.parse(text, path))
+
+
+def _build(located: yamlio.Located) -> Suite:
+    if not isinstance(located.data, dict):
+        raise located.error((), "a suite is a mapping with 'suite' and 'tasks'")
+    head = yamlio.validate(_SuiteFile, located)
+    defaults = _check_defaults(located, head.defaults)
+    tasks: list[Task] = []
+    first_line: dict[str, int | None] = {}
+    for index, raw in enumerate(head.tasks):
+        task = _build_task(located, index, raw, defaults)
+        if task.id in first_line:
+            raise _task_error(located, index, task.id, ("id",),
+                              f"duplicate task id (first defined at line {first_line[task.id]})")
+        first_line[task.id] = located.line(("tasks", index))
+        tasks.append(task)
+    return Suite(name=head.suite, path=located.path, tasks=tasks, description=head.description)
+
+
+def _check_defaults(located: yamlio.Located, defaults: dict[str, Any]) -> dict[str, Any]:
+    yamlio.validate(_Defaults, located, data=defaults, base=("defaults",))
+    if all(key in defaults for key in GRADER_KEYS):
+        raise located.error(("defaults", "graders"), "give 'grader' or 'graders', not both")
+    return defaults
+
+
+def _task_error(
+    located: yamlio.Located, index: int, task_id: str | None, loc: tuple[str | int, ...], message: str
+) -> ConfigError:
+    where = located.where(("tasks", index) + loc)
+    who = f"task {task_id!r}" if task_id else f"tasks[{index}]"
+    field_name = yamlio.dotted(loc)
+    return ConfigError(f"{where}: {who}: {field_name + ': ' if field_name else ''}{message}")
+
+
+def _build_task(
+    located: yamlio.Located, index: int, raw: Any, defaults: dict[str, Any]
+) -> Task:
+    if not isinstance(raw, dict):
+        raise _task_error(located, index, None, (), "a task is a mapping with at least 'id' and 'input'")
+    task_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    if all(key in raw for key in GRADER_KEYS):
+        raise _task_error(located, index, task_id, ("graders",), "give 'grader' or 'graders', not both")
+    own_grader_key = next((key for key in GRADER_KEYS if key in raw), None)
+    default_grader_key = next((key for key in GRADER_KEYS if key in defaults), None)
+
+    merged: dict[str, Any] = {k: v for k, v in defaults.items() if k not in GRADER_KEYS}
+    for key, value in raw.items():
+        if key in GRADER_KEYS:
+            continue
+        if key == "metadata" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}  # metadata merges; other fields replace
+        else:
+            merged[key] = value
+
+    if own_grader_key:
+        grader_value, grader_loc = raw[own_grader_key], ("tasks", index, own_grader_key)
+    elif default_grader_key:
+        grader_value, grader_loc = defaults[default_grader_key], ("defaults", default_grader_key)
+    else:
+        raise _task_error(located, index, task_id, ("grader",), "at least one grader is required")
+    specs = _grader_specs(located, index, task_id, grader_value, grader_loc)
+    merged["graders"] = [spec.model_dump() for spec in specs]
+
+    try:
+        task = Task.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(part for part in first["loc"] if not str(part).startswith("function-"))
+        # A bad value inherited from defaults is reported where the defaults say it.
+        if loc and loc[0] not in raw and loc[0] in defaults:
+            raise located.error(("defaults",) + loc,
+                                f"{yamlio.pydantic_message(dict(first))} (in task {task_id!r})") from None
+        raise _task_error(located, index, task_id, loc, yamlio.pydantic_message(dict(first))) from None
+
+    for position, spec in enumerate(task.graders):
+        missing = graders.missing_requirement(spec.name, task, spec.args)
+        if missing:
+            raise _located_grader_error(
+                located, index, task_id, grader_loc, position,
+                f"{spec.name} needs {missing}, which the task does not set",
+            )
+    return task
+
+
+def _grader_entries(value: Any) -> list[tuple[Any, Any]] | None:
+    """``[(name, args), ...]`` from any accepted spelling, or None when malformed."""
+    if isinstance(value, str):
+        return [(value, None)]
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, list):
+        entries: list[tuple[Any, Any]] = []
+        for item in value:
+            if isinstance(item, str):
+                entries.append((item, None))
+            elif isinstance(item, dict) and len(item) == 1:
+                entries.append(next(iter(item.items())))
+            else:
+                return None
+        return entries
+    return None
+
+
+def _located_grader_error(
+    located: yamlio.Located,
+    index: int,
+    task_id: str | None,
+    grader_loc: tuple[str | int, ...],
+    position: int,
+    message: str,
+) -> ConfigError:
+    key = grader_loc[-1]
+    value = located.data
+    for part in grader_loc:
+        value = value[part]
+    if isinstance(value, list):
+        item_loc: tuple[str | int, ...] = grader_loc + (position,)
+        label = f"{key}[{position}]"
+    elif isinstance(value, dict):
+        item_loc = grader_loc + (list(value)[position],)
+        label = f"{key}.{list(value)[position]}"
+    else:
+        item_loc, label = grader_loc, str(key)
+    where = located.where(item_loc)
+    who = f"task {task_id!r}" if task_id else f"tasks[{index}]"
+    origin = "defaults." if grader_loc[0] == "defaults" else ""
+    return ConfigError(f"{where}: {who}: {origin}{label}: {message}")
+
+
+def _grader_specs(
+    located: yamlio.Located,
+    index: int,
+    task_id: str | None,
+    value: Any,
+    grader_loc: tuple[str | int, ...],
+) -> list[GraderSpec]:
+    entries = _grader_entries(value)
+    if not entries:
+        raise _located_grader_error(
+            located, index, task_id, grader_loc, 0,
+            "expected a grader name, a list of names and {name: {arguments}}, or a mapping",
+        )
+    specs: list[GraderSpec] = []
+    for position, (name, args) in enumerate(entries):
+        def fail(message: str, position: int = position) -> ConfigError:
+            return _located_grader_error(located, index, task_id, grader_loc, position, message)
+
+        if not isinstance(name, str):
+            raise fail(f"grader name must be a string, got {name!r}")
+        if name not in graders.names():
+            raise fail(f"unknown grader {name!r} (known: {', '.join(graders.names())})")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise fail(f"arguments of {name} must be a mapping, got {args!r}")
+        try:
+            checked = graders.check_arguments(name, args)
+        except graders.GraderArgumentError as exc:
+            raise fail(str(exc)) from None
+        # Stored as written (JSON values), so the run file can re-grade it later.
+        specs.append(GraderSpec(name=name, args={k: args[k] for k in checked}))
+    return specs
