@@ -418,3 +418,66 @@ def tag_targets(repo: Repository, prefix: str) -> dict[str, Oid]:
         if target is not None:
             out[refname[len(base):]] = target
     return out
+
+
+# --- remotes (the git CLI: transport, credentials and hooks behave as users expect) ---
+
+
+def has_remote(repo: Repository, remote: str) -> bool:
+    return remote in repo.remotes.names()
+
+
+def is_shallow(repo: Repository) -> bool:
+    return (common_dir(repo) / "shallow").exists()
+
+
+class PushRejected(Exception):
+    """The remote moved since we fetched (lease failed or non-fast-forward)."""
+
+
+def fetch_branch(repo: Repository, remote: str, branch: str) -> Oid | None:
+    """Fetch ``branch`` in full into refs/remotes/REMOTE/BRANCH; None if it has none.
+
+    In a shallow clone the state branch is fetched with unlimited depth, so its whole
+    history is present (verification and merges need every commit).
+    """
+    tracking = f"refs/remotes/{remote}/{branch}"
+    args = ["fetch", "--quiet", "--no-tags"]
+    if is_shallow(repo):
+        args.append("--depth=2147483647")
+    args += [remote, f"+refs/heads/{branch}:{tracking}"]
+    proc = git(args, cwd=repo.path, check=False)
+    if proc.returncode != 0:
+        if "couldn't find remote ref" in proc.stderr:
+            return None
+        detail = proc.stderr.strip().splitlines()
+        raise MeridianError(f"git fetch {remote} {branch} failed: "
+                            f"{detail[-1] if detail else proc.returncode}")
+    return ref_target(repo, tracking)
+
+
+def fetch_tags(repo: Repository, remote: str, prefix: str) -> None:
+    """Fetch tags under refs/tags/PREFIX (existing local tags are not overwritten)."""
+    git(["fetch", "--quiet", "--no-tags", remote, f"refs/tags/{prefix}*:refs/tags/{prefix}*"],
+        cwd=repo.path, check=False)
+
+
+def push_branch(repo: Repository, remote: str, branch: str, *, expected_remote: Oid | None,
+                tag_prefix: str | None = None) -> None:
+    """Push with a lease on the remote's old value; never runs the user's hooks."""
+    lease = f"refs/heads/{branch}:{expected_remote if expected_remote else ''}"
+    refspecs = [f"refs/heads/{branch}:refs/heads/{branch}"]
+    if tag_prefix:
+        refspecs += [name for name in list_refs(repo, f"refs/tags/{tag_prefix}")]
+    proc = git(["push", "--quiet", "--no-verify", "--porcelain", f"--force-with-lease={lease}",
+                remote, *refspecs], cwd=repo.path, check=False)
+    if proc.returncode == 0:
+        return
+    text = proc.stdout + proc.stderr
+    branch_line = [line for line in text.splitlines() if f"refs/heads/{branch}" in line]
+    if any(marker in text for marker in ("stale info", "fetch first", "non-fast-forward",
+                                         "cannot lock ref", "failed to update ref")) \
+            or any(line.startswith("!") for line in branch_line):
+        raise PushRejected(text.strip())
+    detail = proc.stderr.strip().splitlines()
+    raise MeridianError(f"git push {remote} {branch} failed: {detail[-1] if detail else proc.returncode}")

@@ -35,6 +35,15 @@ def _optional(module: str) -> object | None:
         raise
 
 
+def _fetch_remote_state(ledger: Ledger, remote: str) -> bool:
+    """In a clone, fetch the remote's state branch so init adopts it (one history)."""
+    if not gitio.has_remote(ledger.repo, remote):
+        return False
+    from meridian.sync import fetch_state
+
+    return fetch_state(ledger, remote) is not None
+
+
 def initialise(path: str, *, template: str | None = None, hooks: bool = True,
                claude: bool = False, ci: str | None = None) -> Outcome:
     repo = gitio.open_repo(path)
@@ -55,7 +64,7 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
 
     if ledger.exists():
         outcome.kept.append(f"branch {config.branch}")
-    elif ledger.adopt_remote(config.remote):
+    elif _fetch_remote_state(ledger, config.remote) and ledger.adopt_remote(config.remote):
         outcome.created.append(f"branch {config.branch} (adopted from {config.remote})")
     else:
         ledger.emit("meridian.init", {"branch": config.branch, **({"template": template} if template else {})},

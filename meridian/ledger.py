@@ -306,3 +306,32 @@ class Ledger:
     def tags(self, prefix: str) -> dict[str, gitio.Oid]:
         """``name -> commit`` of the tags under ``prefix`` (names without the prefix)."""
         return gitio.tag_targets(self.repo, prefix)
+
+    def integrate(self, other: gitio.Oid, *, summary: str) -> tuple[str, int]:
+        """Bring ``other`` (e.g. the fetched remote tip) into the local branch.
+
+        Returns (what happened, records added): ``adopted``, ``up-to-date``,
+        ``fast-forward`` or ``merged``. A merge is one commit with both parents whose
+        tree is the record-id union of the two (see meridian.merge).
+        """
+        from meridian.merge import merge_trees
+
+        while True:
+            tip = self.tip()
+            try:
+                if tip is None:
+                    gitio.set_ref(self.repo, self.refname, other, expected=None)
+                    return "adopted", 0
+                if gitio.is_ancestor(self.repo, other, tip):
+                    return "up-to-date", 0
+                if gitio.is_ancestor(self.repo, tip, other):
+                    gitio.set_ref(self.repo, self.refname, other, expected=tip)
+                    return "fast-forward", 0
+                tree, added = merge_trees(self.repo, self.tree(tip), self.tree(other))
+                message = Write(summary=summary, trailers={
+                    "Meridian-Event": "sync.merged", "Meridian-Merged": str(other)}).message()
+                gitio.create_commit(self.repo, self.refname, tree, [tip, other], message,
+                                    expected=tip)
+                return "merged", added
+            except LedgerConflict:
+                time.sleep(random.uniform(0, 0.02))

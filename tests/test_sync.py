@@ -1,0 +1,145 @@
+"""Two clones that both appended converge on `meridian sync`, whoever merges."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from meridian.cli import main
+from meridian.ledger import Ledger
+from meridian.verify import verify
+from tests.conftest import git
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    (seed / "app.py").write_text("print('hi')\n")
+    git(seed, "add", "app.py")
+    git(seed, "commit", "-q", "-m", "app")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    return bare
+
+
+def clone(remote: Path, path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> Path:
+    # --depth is ignored for plain local paths, so shallow clones use a file:// URL
+    source = f"file://{remote}" if extra else str(remote)
+    git(remote.parent, "clone", "-q", *extra, source, str(path))
+    monkeypatch.chdir(path)
+    assert main(["init", "--no-hooks"]) == 0
+    return path
+
+
+def records(path: Path) -> list[str]:
+    return [r.line() for r in Ledger.open(path).records()]
+
+
+def sync(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(path)
+    assert main(["sync"]) == 0
+
+
+def test_two_clones_converge_and_a_third_sees_everything(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    # b adopted a's history instead of starting a second one
+    assert Ledger.open(b).tip() == Ledger.open(a).tip()
+    for n in range(3):
+        Ledger.open(a).emit("test.append", {"clone": "a", "n": n})
+        Ledger.open(b).emit("test.append", {"clone": "b", "n": n})
+    sync(a, monkeypatch)
+    sync(b, monkeypatch)  # diverged: b merges by record id and pushes
+    sync(a, monkeypatch)  # fast-forward
+    assert records(a) == records(b)
+    kinds = [json.loads(line)["data"].get("clone") for line in records(a)]
+    assert sorted(k for k in kinds if k) == ["a"] * 3 + ["b"] * 3
+    head = git(b, "log", "-1", "--format=%P", "meridian/state").split()
+    assert len(head) == 2, "the merge commit has both parents"
+    assert verify(Ledger.open(b), full=True).ok
+    c = clone(remote, tmp_path / "c", monkeypatch)
+    assert records(c) == records(a)
+
+
+def test_merge_result_is_the_same_whichever_clone_merges(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    Ledger.open(a).emit("test.append", {"clone": "a"})
+    Ledger.open(b).emit("test.append", {"clone": "b"})
+    a_tip, b_tip = Ledger.open(a).tip(), Ledger.open(b).tip()
+    # each clone merges the other's tip on its own
+    git(a, "fetch", "-q", str(b), "meridian/state:refs/other")
+    git(b, "fetch", "-q", str(a), "meridian/state:refs/other")
+    Ledger.open(a).integrate(Ledger.open(a).repo.references["refs/other"].target, summary="m")
+    Ledger.open(b).integrate(Ledger.open(b).repo.references["refs/other"].target, summary="m")
+    assert a_tip != b_tip
+    assert git(a, "rev-parse", "meridian/state^{tree}") == git(b, "rev-parse", "meridian/state^{tree}")
+
+
+def test_concurrent_push_during_sync_is_retried_not_lost(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    Ledger.open(b).emit("test.append", {"clone": "b", "racing": True})
+    # b's commit reaches the remote under a side ref; the remote's pre-receive hook moves
+    # the state branch to it at the moment a pushes, exactly as a racing push would.
+    git(b, "push", "-q", "--no-verify", "origin", "meridian/state:refs/heads/racer")
+    hook = remote / "hooks" / "pre-receive"
+    marker = tmp_path / "raced"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
+        f"if [ ! -e {marker} ]; then touch {marker}; "
+        "git update-ref refs/heads/meridian/state refs/heads/racer; fi\n"
+        "exit 0\n")
+    os.chmod(hook, 0o755)
+    Ledger.open(a).emit("test.append", {"clone": "a"})
+    monkeypatch.chdir(a)
+    capsys.readouterr()
+    assert main(["sync", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert marker.exists() and result["attempts"] == 2 and result["pushed"]
+    clones = [r for r in records(a) if '"clone"' in r]
+    assert {json.loads(r)["data"]["clone"] for r in clones} == {"a", "b"}
+    remote_log = git(remote, "log", "--format=%H", "meridian/state")
+    assert git(a, "rev-parse", "meridian/state").strip() in remote_log.split()
+
+
+def test_baseline_tags_travel(remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    ledger = Ledger.open(a)
+    ledger.emit("test.append", {"n": 1})
+    git(a, "tag", "meridian/baseline/main", "meridian/state")
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    sync(b, monkeypatch)
+    assert git(b, "rev-parse", "meridian/baseline/main") == git(a, "rev-parse", "meridian/baseline/main")
+
+
+def test_shallow_clone_gets_the_state_branch_in_full(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    for n in range(5):
+        Ledger.open(a).emit("test.append", {"n": n})
+    sync(a, monkeypatch)
+    shallow = clone(remote, tmp_path / "shallow", monkeypatch, "--depth", "1")
+    assert Ledger.open(shallow).tip() == Ledger.open(a).tip()
+    assert git(shallow, "rev-list", "--count", "meridian/state").strip() == "6"
+    assert verify(Ledger.open(shallow), full=True).ok
+
+
+def test_sync_with_unknown_remote(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--no-hooks"]) == 0
+    assert main(["sync", "upstream"]) == 2
+    assert capsys.readouterr().err == "meridian: no git remote named 'upstream' (see `git remote -v`)\n"
