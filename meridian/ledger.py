@@ -335,3 +335,39 @@ class Ledger:
                 return "merged", added
             except LedgerConflict:
                 time.sleep(random.uniform(0, 0.02))
+
+    def new_records(self, stream: str, since: gitio.Oid,
+                    at: gitio.Oid | None = None) -> list[Record] | None:
+        """Records appended to ``stream`` between commit ``since`` and ``at`` (the tip).
+
+        Reads only the shards that changed, so a cache keyed by commit can catch up in
+        time proportional to what is new. Returns None when the change is not a pure
+        append (``since`` is not an ancestor, or a merge re-sharded the stream): the
+        caller then recomputes from scratch.
+        """
+        at = at if at is not None else self.tip()
+        if at is None:
+            return None
+        try:
+            if not gitio.is_ancestor(self.repo, since, at):
+                return None
+            old_tree = gitio.commit_tree(self.repo, since)
+        except (KeyError, ValueError):
+            return None
+        old_stream = gitio.tree_entry(self.repo, old_tree, stream)
+        new_stream = gitio.tree_entry(self.repo, self.tree(at), stream)
+        if new_stream is None:
+            return [] if old_stream is None else None
+        out: list[Record] = []
+        changes = sorted(gitio.changed_paths(self.repo, old_stream, new_stream))
+        for path, old, new in changes:
+            if new is None or not path.endswith(".jsonl"):
+                return None
+            old_data = gitio.read_blob(self.repo, old) if old is not None else b""
+            new_data = gitio.read_blob(self.repo, new)
+            if not new_data.startswith(old_data):
+                return None
+            for line in new_data[len(old_data):].splitlines():
+                if line.strip():
+                    out.append(Record.model_construct(**json.loads(line)))
+        return out

@@ -159,3 +159,21 @@ def test_works_in_detached_head_worktree_and_packed_refs(repo_with_commit: Path,
     Ledger.open(repo).emit("test.append", {"n": 3})
     assert [r.data["n"] for r in Ledger.open(worktree).records()] == [0, 1, 2, 3]
     assert verify(Ledger.open(repo), full=True).ok
+
+
+def test_new_records_reads_only_what_was_appended(repo: Path) -> None:
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    since = ledger.tip()
+    assert since is not None
+    filler = "y" * 3000
+    for n in range(1, 40):  # crosses a shard boundary
+        ledger.emit("test.append", {"n": n, "filler": filler})
+    new = ledger.new_records("events", since)
+    assert new is not None and [r.data["n"] for r in new] == list(range(1, 40))
+    assert ledger.new_records("events", ledger.tip()) == []  # type: ignore[arg-type]
+    # a commit that is not an ancestor means "recompute from scratch"
+    git(repo, "update-ref", "refs/heads/side", str(since))
+    other = Ledger(ledger.repo, "side")
+    other.emit("test.append", {"n": "side"})
+    assert ledger.new_records("events", other.tip()) is None  # type: ignore[arg-type]
