@@ -1,0 +1,122 @@
+"""``command:PROGRAM``: any executable is an agent, in any language.
+
+The task goes to the program's stdin as JSON (the ``Task`` model); the program
+prints a trajectory as JSON (the ``Trajectory`` model) on stdout. Only ``steps``
+and ``final_output`` are needed: ``task_id`` defaults to the task's, totals to the
+sums over the steps, ``latency_s`` to the measured wall time, and ``completed`` to
+"there is a final output and no error". Anything else the program does wrong (a
+non-zero exit, no JSON, a malformed trajectory) is an infrastructure error with a
+message that says which.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from meridian import yamlio
+from meridian.errors import MeridianError
+from meridian.evals.types import Task, Trajectory
+
+
+class AgentInfraError(MeridianError):
+    """The agent could not produce a trajectory: not a verdict on its answer."""
+
+
+def _tail(text: str, lines: int = 3) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)[:300]
+
+
+class CommandAgent:
+    """Runs ``program`` (split with shlex) once per task."""
+
+    def __init__(self, program: str) -> None:
+        argv = shlex.split(program)
+        if not argv:
+            raise MeridianError("agent 'command:': no program given (expected command:PROGRAM [ARGS])")
+        self.program = program
+        self.argv = argv
+        self.name = f"command:{Path(argv[0]).name}"
+        self.version = self._fingerprint(argv[0])
+
+    @staticmethod
+    def _fingerprint(executable: str) -> str:
+        """A short hash of the program file, so a changed agent shows a changed version."""
+        found = shutil.which(executable) or (executable if Path(executable).is_file() else None)
+        if not found:
+            return "unknown"
+        try:
+            return "sha256:" + hashlib.sha256(Path(found).read_bytes()).hexdigest()[:12]
+        except OSError:
+            return "unknown"
+
+    def run(self, task: Task) -> Trajectory:
+        started = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                self.argv,
+                input=task.model_dump_json(),
+                capture_output=True,
+                text=True,
+                timeout=task.effective_timeout_s(),
+            )
+        except FileNotFoundError:
+            raise AgentInfraError(f"agent {self.program!r}: program {self.argv[0]!r} not found") from None
+        except PermissionError:
+            raise AgentInfraError(f"agent {self.program!r}: {self.argv[0]!r} is not executable") from None
+        except subprocess.TimeoutExpired:
+            raise AgentInfraError(
+                f"agent {self.program!r}: no answer within {task.effective_timeout_s():g}s (killed)"
+            ) from None
+        elapsed = round(time.perf_counter() - started, 6)
+        if proc.returncode != 0:
+            stderr = _tail(proc.stderr)
+            raise AgentInfraError(
+                f"agent {self.program!r} exited {proc.returncode}" + (f": {stderr}" if stderr else "")
+            )
+        return parse_trajectory(proc.stdout, task, elapsed, source=f"agent {self.program!r}")
+
+
+def parse_trajectory(stdout: str, task: Task, elapsed_s: float, *, source: str) -> Trajectory:
+    """The trajectory a program printed (the whole output, else its last line)."""
+    payload = _json_payload(stdout, source)
+    if not isinstance(payload, dict):
+        raise AgentInfraError(f"{source}: stdout is JSON but not an object (expected a trajectory)")
+    data: dict[str, Any] = dict(payload)
+    data.setdefault("task_id", task.id)
+    if data["task_id"] != task.id:
+        raise AgentInfraError(
+            f"{source}: trajectory is for task {data['task_id']!r}, expected {task.id!r}"
+        )
+    data.setdefault("latency_s", elapsed_s)
+    data.setdefault("completed", data.get("final_output") is not None and not data.get("error"))
+    try:
+        return Trajectory.model_validate(data)
+    except ValidationError as exc:
+        raise AgentInfraError(f"{source}: stdout is not a trajectory: {yamlio.first_error(exc)}") from None
+
+
+def _json_payload(stdout: str, source: str) -> Any:
+    text = stdout.strip()
+    if not text:
+        raise AgentInfraError(f"{source}: printed nothing on stdout (expected a trajectory as JSON)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as whole_error:
+        last_line = text.splitlines()[-1]
+        try:
+            return json.loads(last_line)  # tolerate log lines printed before the JSON
+        except json.JSONDecodeError:
+            raise AgentInfraError(
+                f"{source}: stdout is not JSON ({whole_error.msg} at line {whole_error.lineno}): "
+                f"{text[:80]!r}"
+            ) from None
