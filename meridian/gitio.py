@@ -181,11 +181,17 @@ def create_commit(
     writer moved the ref first, this raises LedgerConflict and nothing is lost.
     """
     sig = signature(repo)
-    try:
-        if expected is None and ref_target(repo, refname) is not None:
+    if expected is None:
+        # libgit2 creates a missing ref with force, so two writers racing to make the
+        # first commit could both "win". Create the ref with an explicit zero old value.
+        if ref_target(repo, refname) is not None:
             raise LedgerConflict(f"{refname} was created by another writer")
-        if expected is not None and (not parents or parents[0] != expected):
-            raise ValueError("the first parent must be the expected tip")
+        oid = repo.create_commit(None, sig, sig, message, tree, list(parents))
+        set_ref(repo, refname, oid, expected=None)
+        return oid
+    if not parents or parents[0] != expected:
+        raise ValueError("the first parent must be the expected tip")
+    try:
         return repo.create_commit(refname, sig, sig, message, tree, list(parents))
     except (pygit2.GitError, pygit2.AlreadyExistsError) as exc:
         raise LedgerConflict(str(exc)) from None

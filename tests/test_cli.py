@@ -117,21 +117,21 @@ def test_log_filters_and_json(repo: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["init", "--no-hooks"]) == 0
     ledger = Ledger.open(repo)
     ledger.emit("gate.started", {"gate": "a"})
-    ledger.emit("gate.failed", {"gate": "a", "overall": 5.0})
+    ledger.emit("gate.blocked", {"gate": "a", "source": "gate", "reason": "needs unmet"})
     ledger.emit("gate.started", {"gate": "b"})
     capsys.readouterr()
     assert main(["log", "--json", "--kind", "gate", "-n", "2"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [(x["kind"], x["data"]["gate"]) for x in lines] == [("gate.started", "b"), ("gate.failed", "a")]
-    assert main(["log", "--json", "--gate", "a", "--kind", "gate.failed"]) == 0
-    assert [json.loads(x)["kind"] for x in capsys.readouterr().out.splitlines()] == ["gate.failed"]
+    assert [(x["kind"], x["data"]["gate"]) for x in lines] == [("gate.started", "b"), ("gate.blocked", "a")]
+    assert main(["log", "--json", "--gate", "a", "--kind", "gate.blocked"]) == 0
+    assert [json.loads(x)["kind"] for x in capsys.readouterr().out.splitlines()] == ["gate.blocked"]
     assert main(["log", "--json", "--since", "2999-01-01"]) == 0
     assert capsys.readouterr().out == ""
     assert main(["log", "--since", "yesterday"]) == 2
     assert "--since: expected a date like 2026-11-30" in capsys.readouterr().err
     assert main(["log"]) == 0
     table = capsys.readouterr().out
-    assert "gate.failed" in table and "meridian.init" in table
+    assert "gate.blocked" in table and "meridian.init" in table
 
 
 def test_console_script_runs(repo: Path) -> None:

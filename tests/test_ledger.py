@@ -104,10 +104,10 @@ def test_appends_leave_work_tree_index_and_head_alone(repo_with_commit: Path) ->
 
 
 def test_commit_message_has_summary_and_trailers(repo: Path) -> None:
-    Ledger.open(repo).emit("gate.failed", {"gate": "backend"}, summary="backend failed review")
+    Ledger.open(repo).emit("test.reviewed", {"gate": "backend"}, summary="backend failed review")
     message = git(repo, "log", "-1", "--format=%B", "meridian/state")
     assert message.splitlines()[0] == "backend failed review"
-    assert "Meridian-Event: gate.failed" in message
+    assert "Meridian-Event: test.reviewed" in message
     assert "Meridian-Gate: backend" in message
     found = git(repo, "log", "meridian/state", "--format=%s", "--grep", "Meridian-Gate: backend")
     assert found.strip() == "backend failed review"
