@@ -92,7 +92,7 @@ def test_appended_forged_line_is_invalid(repo: Path, tmp_path: Path,
     def forge(shard: Path) -> None:
         with shard.open("a") as fh:
             fh.write('{"id":"00000000000000000000000000000000","ts":"2026-01-01T00:00:00.000000Z",'
-                     '"kind":"gate.passed","writer":"x","data":{"gate":"g"}}\n')
+                     '"kind":"test.forged","writer":"x","data":{"gate":"g"}}\n')
 
     _tamper(repo, tmp_path, forge)
     assert main(["verify"]) == 1
