@@ -1,0 +1,46 @@
+"""What every evaluator hands back, and the one way an evaluator can fail.
+
+An evaluator only *assesses*: it returns scores, issues, a summary and its usage.
+It never decides pass or fail; the facade turns an ``Assessment`` into a ``Verdict``
+through ``models.decide``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from meridian.errors import MeridianError
+from meridian.evaluators.models import Bundle, Issue, Usage
+
+
+class EvaluatorUnavailable(MeridianError):
+    """The evaluator gave no verdict (API down, bad key, command crashed or lied in format).
+
+    Neither a pass nor a fail: the caller records it and leaves the gate where it was.
+    ``evaluator`` and ``reason`` are kept for the ``gate.evaluator_unavailable`` event.
+    """
+
+    def __init__(self, evaluator: str, reason: str) -> None:
+        self.evaluator = evaluator
+        self.reason = " ".join(reason.split())  # one line, whatever the cause printed
+        super().__init__(
+            f"evaluator {evaluator} was unavailable: {self.reason} "
+            "(no verdict: neither pass nor fail, the gate is unchanged)"
+        )
+
+
+@dataclass(frozen=True)
+class Assessment:
+    evaluator: str  # "heuristic", "anthropic:<model>", "command:<program>"
+    scores: dict[str, float]
+    issues: list[Issue]
+    summary: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+class Evaluator(Protocol):
+    @property
+    def label(self) -> str: ...
+
+    def assess(self, bundle: Bundle) -> Assessment: ...

@@ -1,0 +1,252 @@
+"""JavaScript/TypeScript findings for the heuristic evaluator, through careful patterns.
+
+There is no JS parser in the standard library, so the source is first *masked*: a
+small lexer separates comments, string/template/regex literals and code, keeping every
+offset and line in place. Patterns then run on the right view: skip calls on code with
+literals blanked (so ``"it.skip("`` in a string is not a skip), "not implemented" on
+code with literals kept, markers on comments only. A test body is the span between an
+``it(``/``test(`` and its matching ``)``, found by counting parentheses on blanked code.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from meridian.evaluators.models import Issue, Severity
+
+JS_SUFFIXES = frozenset({".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"})
+TEST_DIRS = frozenset({"__tests__", "test", "tests", "spec", "e2e"})
+TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
+
+MARKER = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b")
+ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.I)
+THROW_UNFINISHED = re.compile(
+    r"""\bthrow\s+(?:(?:new\s+)?\w*\s*\(?\s*(['"`])[^'"`\n]*?"""
+    r"""\b(?:not\s+(?:yet\s+)?implemented|unimplemented|(?-i:TODO))\b"""
+    r"""|new\s+NotImplemented\w*)""", re.I)
+PLACEHOLDER_RETURN = re.compile(
+    r"""\breturn\s*(?:null|undefined|0|false|''|""|``|\[\s*\]|\{\s*\})?\s*;?\s*$""")
+SKIP_CALL = re.compile(
+    r"(?<![\w.$])(?:(?:it|test|describe|context|suite|specify)\.(skip|todo|fixme|only)"
+    r"|(xit|xtest|xdescribe|xcontext|xspecify))\s*[(`]")
+MOCHA_SELF_SKIP = re.compile(r"\bthis\.skip\s*\(")
+TEST_CALL = re.compile(r"(?<![\w.$])(it|test|specify)\s*\(")
+COMMENTED_TEST = re.compile(r"""^\s*(?://+|/\*+|\*+)?\s*(?:it|test|describe)(?:\.\w+)?\s*\(\s*['"`]""")
+# Anything in a test body that can make it fail.
+ASSERTION = re.compile(
+    r"\b(?:expect|assert|should)(?:[A-Z_]\w*)?\s*[.(<]|\.should\b"
+    r"|\b(?:verify|check)(?:[A-Z_]\w*)?\s*\("
+    r"|\bt\.(?:is|not|true|false|truthy|falsy|deepEqual|notDeepEqual|throws|throwsAsync"
+    r"|notThrows|regex|snapshot|equal|ok|notOk|fail|plan|match|same|strictEqual)\s*\("
+    r"|\bthrow\b")
+REGEX_ALLOWED_AFTER = re.compile(r"(?:^|[(,=:\[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|in|of|"
+                                 r"delete|void|throw|new|yield|await|else|do))\s*$")
+
+
+def is_js(path: str) -> bool:
+    return PurePosixPath(path).suffix.lower() in JS_SUFFIXES
+
+
+def is_js_test_file(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return bool(TEST_NAME.search(pure.name)) or any(p in TEST_DIRS for p in pure.parts[:-1])
+
+
+@dataclass(frozen=True)
+class Masked:
+    code: str  # comments blanked, literals kept
+    blank: str  # comments and the insides of literals blanked
+    comments: list[tuple[int, str]]  # (1-based line, text) per comment line
+
+
+def mask(source: str) -> Masked:
+    code = list(source)
+    blank = list(source)
+    comments: list[tuple[int, str]] = []
+    newlines = [i for i, c in enumerate(source) if c == "\n"]
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(newlines, offset - 1) + 1
+
+    def erase(view: list[str], start: int, end: int) -> None:
+        for k in range(start, end):
+            if view[k] != "\n":
+                view[k] = " "
+
+    def literal_end(start: int) -> int:
+        """End (exclusive) of the string/template literal opening at ``start``."""
+        quote = source[start]
+        k = start + 1
+        depth = 0  # nesting of ${ } inside a template
+        while k < len(source):
+            c = source[k]
+            if c == "\\":
+                k += 2
+                continue
+            if quote != "`" and c == "\n":
+                return k  # unterminated one-line string (e.g. an apostrophe in JSX text)
+            if quote == "`" and c == "$" and source[k + 1:k + 2] == "{":
+                depth += 1
+                k += 2
+                continue
+            if quote == "`" and depth and c == "{":
+                depth += 1
+            elif quote == "`" and depth and c == "}":
+                depth -= 1
+            elif quote == "`" and depth and c in "'\"`":
+                k = literal_end(k)
+                continue
+            elif c == quote and not depth:
+                return k + 1
+            k += 1
+        return len(source)
+
+    def regex_end(start: int) -> int | None:
+        k = start + 1
+        in_class = False
+        while k < len(source) and source[k] != "\n":
+            c = source[k]
+            if c == "\\":
+                k += 2
+                continue
+            if c == "[":
+                in_class = True
+            elif c == "]":
+                in_class = False
+            elif c == "/" and not in_class:
+                return k + 1
+            k += 1
+        return None
+
+    i = 0
+    while i < len(source):
+        c = source[i]
+        nxt = source[i + 1:i + 2]
+        if c == "/" and nxt == "/":
+            end = source.find("\n", i)
+            end = len(source) if end < 0 else end
+            comments.append((line_of(i), source[i:end]))
+            erase(code, i, end)
+            erase(blank, i, end)
+            i = end
+        elif c == "/" and nxt == "*":
+            end = source.find("*/", i + 2)
+            end = len(source) if end < 0 else end + 2
+            first = line_of(i)
+            for offset, text in enumerate(source[i:end].split("\n")):
+                comments.append((first + offset, text))
+            erase(code, i, end)
+            erase(blank, i, end)
+            i = end
+        elif c in "'\"`":
+            end = literal_end(i)
+            erase(blank, i + 1, max(i + 1, end - 1))
+            i = end
+        elif c == "/" and REGEX_ALLOWED_AFTER.search("".join(blank[max(0, i - 40):i])):
+            end = regex_end(i)
+            if end is None:
+                i += 1
+            else:
+                erase(blank, i + 1, end - 1)
+                i = end
+        else:
+            i += 1
+    return Masked("".join(code), "".join(blank), comments)
+
+
+def _matching_paren(text: str, open_index: int) -> int:
+    depth = 0
+    for k in range(open_index, len(text)):
+        if text[k] == "(":
+            depth += 1
+        elif text[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+    return len(text)
+
+
+def _has_top_level_comma(text: str) -> bool:
+    depth = 0
+    for c in text:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return True
+    return False
+
+
+def scan_js(path: str, source: str) -> list[Issue]:
+    masked = mask(source)
+    newlines = [i for i, c in enumerate(source) if c == "\n"]
+    issues: list[Issue] = []
+    code_lines = masked.code.split("\n")
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(newlines, offset - 1) + 1
+
+    def add(check: str, severity: Severity, line: int, message: str) -> None:
+        issues.append(Issue(severity=severity, file=path, line=line, message=message,
+                            check=check))
+
+    stub_lines: set[int] = set()
+    for match in THROW_UNFINISHED.finditer(masked.code):
+        line = line_of(match.start())
+        stub_lines.add(line)
+        add("stub_code", "high", line, "throws a 'not implemented' error: the code is a stub")
+
+    marker_lines = {line for line, text in masked.comments if MARKER.search(text)}
+    for number, text in enumerate(code_lines, 1):
+        if PLACEHOLDER_RETURN.search(text) and (number in marker_lines
+                                                or number - 1 in marker_lines):
+            stub_lines.add(number)
+            stub_lines.add(number - 1)
+            add("stub_code", "high", number,
+                f"placeholder `{text.strip()}` next to a TODO/FIXME marker")
+
+    for line, text in masked.comments:
+        if line in stub_lines:
+            continue
+        marker = MARKER.search(text)
+        if marker is not None:
+            add("stub_code", "low", line,
+                f"{marker.group(1)} marker left in a comment: {text.strip()[:120]}")
+        elif ADMISSION.search(text):
+            add("stub_code", "medium", line,
+                f"comment admits unfinished work: {text.strip()[:120]}")
+
+    if not is_js_test_file(path):
+        return issues
+
+    for line, text in masked.comments:
+        if COMMENTED_TEST.match(text):
+            add("skipped_test", "medium", line, f"commented-out test: {text.strip()[:120]}")
+    for match in SKIP_CALL.finditer(masked.blank):
+        spelled = match.group(0).rstrip("(`").strip()
+        reason = ("focused test: every other test in the file is skipped"
+                  if match.group(1) == "only" else "test skipped or left to do")
+        add("skipped_test", "medium", line_of(match.start()), f"{reason}: `{spelled}`")
+    for match in MOCHA_SELF_SKIP.finditer(masked.blank):
+        add("skipped_test", "medium", line_of(match.start()), "test skips itself: `this.skip()`")
+    for match in TEST_CALL.finditer(masked.blank):
+        open_index = match.end() - 1
+        close_index = _matching_paren(masked.blank, open_index)
+        arguments = masked.blank[open_index + 1:close_index]
+        title = _title(masked.code[open_index + 1:close_index])
+        line = line_of(match.start())
+        if not _has_top_level_comma(arguments):
+            add("skipped_test", "medium", line, f"test {title}has no body (pending)")
+        elif not ASSERTION.search(arguments):
+            add("hollow_test", "high", line,
+                f"test {title}cannot fail: no expect/assert in its body")
+    return issues
+
+
+def _title(arguments: str) -> str:
+    found = re.match(r"""\s*(['"`])(.*?)\1""", arguments, re.S)
+    return f"'{found.group(2)[:80]}' " if found else ""

@@ -1,0 +1,172 @@
+"""The offline evaluator: deterministic checks for unfinished or unproven work.
+
+It does not judge the acceptance criteria (only a reader can); it looks for objective
+signs that work is missing or cannot be trusted, each a finding with a stable check id:
+
+    missing_artifact  a declared artifact glob matched no file              high
+    failing_check     a gate check exited non-zero, timed out or never ran  high
+    stub_code         NotImplementedError, do-nothing bodies, placeholder   high
+                      returns next to TODO markers; a bare TODO/FIXME/XXX/
+                      TBD comment is low, a comment admitting "not
+                      implemented"/"placeholder" is medium
+    hollow_test       a test that cannot fail (no assert of any kind)       high
+    skipped_test      skip/skipif/xfail/only/todo, commented-out tests      medium
+    empty_file        an artifact that is empty or only whitespace          medium
+    syntax_error      a Python artifact that does not parse                 medium
+
+Scores: every dimension starts at 10; each finding subtracts the points in
+``PENALTIES[check]`` times ``SEVERITY_FACTOR[severity]`` from the dimensions listed;
+each score is clamped to 0-10. The rules system turns a check off by its id
+(rule mechanism ``heuristic:<check id>``): a disabled check is not run at all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+from meridian.errors import ConfigError
+from meridian.evaluators._base import Assessment
+from meridian.evaluators._js_scan import is_js, is_js_test_file, scan_js
+from meridian.evaluators._python_scan import MARKER, scan_python
+from meridian.evaluators.models import DIMENSIONS, SEVERITY_ORDER, Bundle, CheckResult, Issue
+
+CHECK_IDS: tuple[str, ...] = (
+    "missing_artifact", "failing_check", "stub_code", "hollow_test", "skipped_test",
+    "empty_file", "syntax_error",
+)
+
+# Points taken from each dimension by one high-severity finding of a check.
+PENALTIES: dict[str, dict[str, float]] = {
+    "missing_artifact": {"completeness": 4.0, "spec_adherence": 3.0},
+    "failing_check": {"correctness": 4.0, "robustness": 2.0},
+    "stub_code": {"completeness": 3.0, "correctness": 2.0},
+    "hollow_test": {"robustness": 3.0, "correctness": 1.5},
+    "skipped_test": {"robustness": 2.0, "completeness": 1.0},
+    "empty_file": {"completeness": 3.0, "spec_adherence": 1.0},
+    "syntax_error": {"correctness": 4.0, "robustness": 1.0},
+}
+SEVERITY_FACTOR: dict[str, float] = {"high": 1.0, "medium": 0.5, "low": 0.1}
+
+# Empty by convention, not by neglect.
+EMPTY_IS_FINE = frozenset({"__init__.py", "__init__.pyi", "py.typed", ".gitkeep", ".keep"})
+CHECK_OUTPUT_TAIL = 300
+
+
+def _check_disabled(disabled: Iterable[str]) -> frozenset[str]:
+    disabled = frozenset(disabled)
+    unknown = sorted(disabled - set(CHECK_IDS))
+    if unknown:
+        raise ConfigError(
+            f"unknown heuristic check id {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(CHECK_IDS)})")
+    return disabled
+
+
+def is_python_test_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")
+                                     or name == "tests.py")
+
+
+def _scan_one(path: str, content: str, *, truncated: bool) -> list[Issue]:
+    if not content.strip():
+        if truncated or PurePosixPath(path).name in EMPTY_IS_FINE:
+            return []
+        return [Issue(severity="medium", file=path, line=1, check="empty_file",
+                      message="file is empty or only whitespace")]
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in (".py", ".pyi"):
+        return scan_python(path, content, is_test_file=is_python_test_file(path),
+                           truncated=truncated)
+    if is_js(path):
+        return scan_js(path, content)
+    # Any other text (docs, config, other languages): only unfinished-work markers.
+    return [
+        Issue(severity="low", file=path, line=number, check="stub_code",
+              message=f"{match.group(1)} marker left in the file: {line.strip()[:120]}")
+        for number, line in enumerate(content.splitlines(), 1)
+        if (match := MARKER.search(line))
+    ]
+
+
+def _ordered(issues: Iterable[Issue]) -> list[Issue]:
+    return sorted(issues, key=lambda i: (i.file or "", i.line or 0, i.check or "",
+                                         SEVERITY_ORDER[i.severity], i.message))
+
+
+def scan_files(files: Mapping[str, str], disabled: frozenset[str] = frozenset()) -> list[Issue]:
+    """Findings in file contents (path -> text), e.g. the files staged for a commit."""
+    disabled = _check_disabled(disabled)
+    found = [issue for path in sorted(files) for issue in _scan_one(path, files[path],
+                                                                    truncated=False)]
+    return _ordered(i for i in found if i.check not in disabled)
+
+
+def _describe_check(check: CheckResult) -> str:
+    if check.timed_out:
+        outcome = f"timed out after {check.duration_s:g}s"
+    elif check.exit_code is None:
+        outcome = "could not be started"
+    else:
+        outcome = f"failed with exit code {check.exit_code}"
+    tail = [line.strip() for line in check.output.splitlines() if line.strip()]
+    last = f": {tail[-1][:CHECK_OUTPUT_TAIL]}" if tail else ""
+    return f"check `{check.command}` {outcome}{last}"
+
+
+def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
+    """Facts no evaluator may argue with: declared artifacts missing, checks failing."""
+    disabled = _check_disabled(disabled)
+    issues: list[Issue] = []
+    if "missing_artifact" not in disabled:
+        issues += [Issue(severity="high", file=glob, check="missing_artifact",
+                         message=f"declared artifact `{glob}` matched no file")
+                   for glob in bundle.unmatched_globs]
+    if "failing_check" not in disabled:
+        issues += [Issue(severity="high", check="failing_check", message=_describe_check(c))
+                   for c in bundle.checks if not c.passed]
+    return issues
+
+
+def bundle_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
+    disabled = _check_disabled(disabled)
+    found = objective_findings(bundle, disabled)
+    for artifact in sorted(bundle.artifacts, key=lambda a: a.path):
+        found += _scan_one(artifact.path, artifact.content, truncated=artifact.truncated)
+    return _ordered(i for i in found if i.check not in disabled)
+
+
+def score(issues: Iterable[Issue]) -> dict[str, float]:
+    """10 per dimension minus the documented penalty of every finding, clamped to 0-10."""
+    lost = dict.fromkeys(DIMENSIONS, 0.0)
+    for issue in issues:
+        factor = SEVERITY_FACTOR[issue.severity]
+        for dimension, points in PENALTIES.get(issue.check or "", {}).items():
+            lost[dimension] += points * factor
+    return {d: round(min(10.0, max(0.0, 10.0 - lost[d])), 2) for d in DIMENSIONS}
+
+
+def _summary(bundle: Bundle, issues: list[Issue]) -> str:
+    by_severity = Counter(i.severity for i in issues)
+    counts = ", ".join(f"{by_severity[s]} {s}" for s in ("high", "medium", "low")
+                       if by_severity[s]) or "none"
+    passed = sum(c.passed for c in bundle.checks)
+    return (f"heuristic review of {len(bundle.artifacts)} artifact file(s) and "
+            f"{len(bundle.checks)} check(s) ({passed} passed): findings {counts}. "
+            "The acceptance criteria were not judged (offline evaluator).")
+
+
+class HeuristicEvaluator:
+    """Deterministic: the same bundle always gives the same assessment."""
+
+    label = "heuristic"
+
+    def __init__(self, disabled: frozenset[str] = frozenset()) -> None:
+        self.disabled = _check_disabled(disabled)
+
+    def assess(self, bundle: Bundle) -> Assessment:
+        issues = bundle_findings(bundle, self.disabled)
+        return Assessment(evaluator=self.label, scores=score(issues), issues=issues,
+                          summary=_summary(bundle, issues))
