@@ -1,0 +1,144 @@
+"""``meridian gate start|submit|approve|reopen|show GATE``: move a gate through its lifecycle."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB",
+                                  parser_class=type(parser))
+
+    start = verbs.add_parser("start", help="begin work on a gate (refused while its needs have not passed)")
+    start.add_argument("gate", metavar="GATE")
+    start.add_argument("--estimate", type=float, metavar="HOURS",
+                       help="predicted hours of work (default: the gate's estimate_hours)")
+
+    submit = verbs.add_parser("submit", help="run checks and the independent evaluator on a gate")
+    submit.add_argument("gate", metavar="GATE")
+    submit.add_argument("--self-score", type=float, metavar="N",
+                        help="your own 0-10 score, recorded next to the evaluator's (never shown to it)")
+    submit.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+    approve = verbs.add_parser("approve", help="a human approves a gate whose verdict passed")
+    approve.add_argument("gate", metavar="GATE")
+    approve.add_argument("--token", metavar="TOKEN",
+                         help="the approval token (prompted for when omitted in a terminal)")
+
+    reopen = verbs.add_parser("reopen", help="put a gate back in progress")
+    reopen.add_argument("gate", metavar="GATE")
+    reopen.add_argument("--reason", required=True, help="why the gate is reopened")
+
+    show = verbs.add_parser("show", help="a gate's definition, state and latest verdict")
+    show.add_argument("gate", metavar="GATE")
+    show.add_argument("--json", action="store_true", help="print as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from meridian.gates.lifecycle import open_project
+
+    project = open_project(".")
+    handlers = {"start": _start, "submit": _submit, "approve": _approve, "reopen": _reopen,
+                "show": _show}
+    return handlers[args.verb](project, args)
+
+
+def _start(project: Any, args: argparse.Namespace) -> int:
+    from meridian.gates.lifecycle import start_gate
+
+    record = start_gate(project, args.gate, args.estimate)
+    estimate = record.data.get("estimate_hours")
+    suffix = f" (estimate {estimate:g}h)" if estimate is not None else ""
+    print(f"started {args.gate}{suffix}; when done: meridian gate submit {args.gate}")
+    return 0
+
+
+def _submit(project: Any, args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.errors import Blocked
+    from meridian.gates.lifecycle import submit_gate
+    from meridian.gates.report import verdict_lines
+
+    result = submit_gate(project, args.gate, args.self_score)
+    verdict = result.verdict
+    approval_needed = verdict.passed and project.graph.gate(args.gate).approval is not None
+    if args.json:
+        print(json.dumps({
+            "gate": args.gate, "passed": verdict.passed, "approval_needed": approval_needed,
+            "verdict_path": result.verdict_path, "evidence_path": result.evidence_path,
+            "verdict": verdict.model_dump(mode="json"),
+            "checks": [c.model_dump(mode="json") for c in result.checks],
+        }, indent=2))
+    else:
+        for line in verdict_lines(verdict, verdict_path=result.verdict_path,
+                                  branch=project.ledger.branch, checks=result.checks,
+                                  approval_needed=approval_needed):
+            print(line)
+    if not verdict.passed:
+        high = sum(1 for i in verdict.issues if i.severity == "high")
+        raise Blocked(f"gate {args.gate} failed: overall {verdict.overall} "
+                      f"(threshold {verdict.threshold}), {high} high-severity issue(s)")
+    return 0
+
+
+def _approve(project: Any, args: argparse.Namespace) -> int:
+    import getpass
+    import sys
+
+    from meridian.errors import MeridianError
+    from meridian.gates.lifecycle import approve_gate
+
+    interactive = sys.stdin is not None and sys.stdin.isatty()
+    token = args.token
+    if token is None and interactive:
+        token = getpass.getpass(f"approval token for {args.gate}: ")
+    if token is None and project.config.approval.allow_non_interactive:
+        raise MeridianError("gate approve: --token TOKEN is required without a terminal")
+    record = approve_gate(project, args.gate, token or "", interactive=interactive)
+    print(f"approved {args.gate} by {record.data['approver']}: the gate passed")
+    return 0
+
+
+def _reopen(project: Any, args: argparse.Namespace) -> int:
+    from meridian.gates.lifecycle import reopen_gate
+
+    reopen_gate(project, args.gate, args.reason)
+    print(f"reopened {args.gate}; it is in progress again")
+    return 0
+
+
+def _show(project: Any, args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.evaluators.models import Verdict
+    from meridian.gates.report import verdict_lines
+    from meridian.gates.state import derive_states
+
+    spec = project.graph.gate(args.gate)
+    status = derive_states(project.ledger, project.graph)[args.gate]
+    document = project.ledger.read_json(status.verdict) if status.verdict else None
+    if args.json:
+        print(json.dumps({"spec": spec.model_dump(mode="json"), "status": status.to_json(),
+                          "verdict": document}, indent=2))
+        return 0
+    print(f"{spec.id}: {status.state} ({status.detail})")
+    if spec.description:
+        print(f"  description: {spec.description.strip()}")
+    print(f"  needs: {', '.join(spec.needs) or '(none)'}")
+    print(f"  artifacts: {', '.join(spec.artifacts) or '(none)'}")
+    for check in spec.checks:
+        print(f"  check: {check.run} (timeout {check.timeout:g}s)")
+    if spec.approval is not None:
+        print("  approval: a human token is required after the verdict passes")
+    if spec.acceptance:
+        print("  acceptance:")
+        for line in spec.acceptance.strip().splitlines():
+            print(f"    {line}")
+    if document is not None:
+        print("latest verdict:")
+        for line in verdict_lines(Verdict.model_validate(document), verdict_path=status.verdict,
+                                  branch=project.ledger.branch):
+            print(f"  {line}")
+    return 0

@@ -1,0 +1,36 @@
+"""``meridian status [--json] [--strict]``: every gate in dependency order with its state."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the statuses as JSON")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when a passed gate is stale (its artifacts changed)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from meridian.gates.lifecycle import open_project
+    from meridian.gates.report import status_lines, summary_line
+    from meridian.gates.state import derive_states
+
+    project = open_project(".")
+    statuses = list(derive_states(project.ledger, project.graph).values())
+    stale = [s.gate for s in statuses if s.state == "stale"]
+    if args.json:
+        print(json.dumps({"branch": project.ledger.branch,
+                          "gates": [s.to_json() for s in statuses], "stale": stale}, indent=2))
+    else:
+        for line in status_lines(statuses):
+            print(line)
+        print(summary_line(statuses))
+    if args.strict and stale:
+        print(f"meridian: stale gate(s): {', '.join(stale)} (artifacts changed since their "
+              "verdict; submit them again)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,107 @@
+"""The artifacts of a gate as they are now: the files, their tree id, their diff.
+
+A verdict is bound to ``subject``, the id of a git tree holding exactly the artifact
+files the evaluator read. Recomputing that id later and finding another one is what
+makes a passed gate stale.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from meridian import gitio
+from meridian.evaluators.models import ArtifactFile
+from meridian.gates import globs
+
+MAX_FILE_CHARS = 200_000
+MAX_DIFF_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    files: dict[str, bytes]  # repo-relative path -> content, sorted by path
+    unmatched: list[str]  # declared globs that matched no file
+    subject: str  # git tree id of exactly ``files``
+
+
+def snapshot(repo: gitio.Repository, root: Path, patterns: Sequence[str],
+             worktree: Sequence[str] | None = None) -> Snapshot:
+    """The files matching ``patterns`` in the work tree now (``worktree``: a cached listing)."""
+    listing = globs.worktree_files(repo, root) if worktree is None else worktree
+    files: dict[str, bytes] = {}
+    unmatched: list[str] = []
+    for pattern in patterns:
+        hits = [path for path in listing if globs.matches(pattern, path)]
+        if not hits:
+            unmatched.append(pattern)
+        for path in hits:
+            if path not in files:
+                files[path] = (root / path).read_bytes()
+    ordered = dict(sorted(files.items()))
+    return Snapshot(files=ordered, unmatched=unmatched, subject=gitio.tree_of_files(repo, ordered))
+
+
+def _text(data: bytes) -> str | None:
+    """Decoded text, or None for binary content (a NUL byte or undecodable)."""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[str]]:
+    """Bundle entries for ``files`` and notes on what was shortened or left out."""
+    out: list[ArtifactFile] = []
+    notes: list[str] = []
+    for path, data in files.items():
+        text = _text(data)
+        if text is None:
+            out.append(ArtifactFile(path=path, content="", truncated=True))
+            notes.append(f"{path}: binary file ({len(data)} bytes), content not included")
+            continue
+        if len(text) > MAX_FILE_CHARS:
+            out.append(ArtifactFile(path=path, content=text[:MAX_FILE_CHARS], truncated=True))
+            notes.append(f"{path}: first {MAX_FILE_CHARS} of {len(text)} characters included")
+            continue
+        out.append(ArtifactFile(path=path, content=text))
+    return out, notes
+
+
+def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequence[str],
+               current: dict[str, bytes]) -> tuple[str, list[str]]:
+    """Unified diff of the artifacts from ``base_commit`` to the work tree, and notes.
+
+    With no base commit (the repository had no commits when the gate started) every
+    artifact is shown as added.
+    """
+    before: dict[str, bytes] = {}
+    if base_commit:
+        before = gitio.files_at_commit(repo, base_commit,
+                                       lambda path: globs.matches_any(patterns, path))
+    chunks: list[str] = []
+    for path in sorted(set(before) | set(current)):
+        old, new = before.get(path), current.get(path)
+        if old == new:
+            continue
+        old_text = "" if old is None else _text(old)
+        new_text = "" if new is None else _text(new)
+        if old_text is None or new_text is None:
+            chunks.append(f"Binary file {path} changed\n")
+            continue
+        chunks.extend(difflib.unified_diff(
+            old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+            fromfile="/dev/null" if old is None else f"a/{path}",
+            tofile="/dev/null" if new is None else f"b/{path}",
+        ))
+        if chunks and not chunks[-1].endswith("\n"):
+            chunks[-1] += "\n\\ No newline at end of file\n"
+    diff = "".join(chunks)
+    if len(diff) > MAX_DIFF_CHARS:
+        return diff[:MAX_DIFF_CHARS], [
+            f"diff: first {MAX_DIFF_CHARS} of {len(diff)} characters included"]
+    return diff, []

@@ -1,0 +1,103 @@
+"""Data models of the gate events (see the event vocabulary in docs/architecture.md).
+
+Registered with ``meridian.records`` so a malformed event is refused at write time
+and reported by ``meridian verify``. ``gate.blocked`` is shared with the hooks, which
+may add their own fields, so it alone allows extra keys.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from meridian import records
+
+STARTED = "gate.started"
+SUBMITTED = "gate.submitted"
+PASSED = "gate.passed"
+FAILED = "gate.failed"
+EVALUATOR_UNAVAILABLE = "gate.evaluator_unavailable"
+APPROVED = "gate.approved"
+REOPENED = "gate.reopened"
+BLOCKED = "gate.blocked"
+
+GATE_KINDS = (STARTED, SUBMITTED, PASSED, FAILED, EVALUATOR_UNAVAILABLE, APPROVED, REOPENED,
+              BLOCKED)
+BlockSource = Literal["gate", "evaluator", "pre-commit", "pre-push", "claude"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gate: str = Field(min_length=1)
+
+
+@records.register(STARTED)
+class Started(_Event):
+    estimate_hours: float | None = Field(default=None, gt=0)
+    base_commit: str | None = None  # the user's HEAD when work began; diffs start here
+
+
+@records.register(SUBMITTED)
+class Submitted(_Event):
+    self_score: float | None = Field(default=None, ge=0, le=10)
+    subject: str  # artifact tree id at submission
+
+
+class UsageData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class _Outcome(_Event):
+    verdict: str  # path of the verdict document on the state branch
+    overall: float
+    threshold: float
+    evaluator: str
+    subject: str
+    usage: UsageData = Field(default_factory=UsageData)
+    issues: dict[str, int] = Field(default_factory=dict)  # severity -> count
+    self_score: float | None = None
+
+
+@records.register(PASSED)
+class Passed(_Outcome):
+    """The verdict passed: overall >= threshold and no high-severity issue."""
+
+
+@records.register(FAILED)
+class FailedVerdict(_Outcome):
+    """The verdict failed; the verdict document lists the issues."""
+
+
+@records.register(EVALUATOR_UNAVAILABLE)
+class EvaluatorUnavailableEvent(_Event):
+    evaluator: str
+    reason: str
+
+
+@records.register(APPROVED)
+class Approved(_Event):
+    approver: str
+    verdict: str  # the passing verdict this approval is bound to
+    subject: str
+
+
+@records.register(REOPENED)
+class Reopened(_Event):
+    reason: str = Field(min_length=1)
+    base_commit: str | None = None
+
+
+@records.register(BLOCKED)
+class BlockedEvent(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    gate: str | None = None
+    source: BlockSource
+    reason: str
+    files: list[str] | None = None

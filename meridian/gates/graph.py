@@ -1,0 +1,264 @@
+"""``.meridian/gates.yaml``: the gate graph, validated with file and line.
+
+The models here are the single source of the file's shape; the JSON Schema published
+at ``.meridian-template/schemas/gates.schema.json`` is generated from them
+(``python -m meridian.gates.graph`` prints it). Beyond field types, loading checks
+what a schema cannot: duplicate ids, needs naming unknown gates, and cycles, which
+are printed as a path (``a -> b -> c -> a``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from meridian import yamlio
+from meridian.config import Config, load_config
+from meridian.errors import ConfigError, MeridianError
+from meridian.gates import globs
+
+DEFAULT_CHECK_TIMEOUT_S = 600.0
+GATE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+SCHEMA_ID = "https://meridian.invalid/schemas/gates.schema.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CheckSpec(_Strict):
+    """A shell command run from the repository root; exit 0 means the check passed."""
+
+    run: str = Field(min_length=1, description="shell command, run from the repository root")
+    timeout: float = Field(default=DEFAULT_CHECK_TIMEOUT_S, gt=0,
+                           description="seconds before the command is killed (a failed check)")
+
+
+def _check_from_string(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"run": value}
+    if not isinstance(value, dict):
+        raise PydanticCustomError(
+            "check", "a check is a command string or a mapping with run: and timeout:")
+    return value
+
+
+Check = Annotated[CheckSpec, BeforeValidator(_check_from_string,
+                                             json_schema_input_type=str | CheckSpec)]
+
+
+class EvaluateSpec(_Strict):
+    threshold: float | None = Field(
+        default=None, ge=0, le=10,
+        description="pass needs the weighted overall >= this (default: config evaluator.threshold)")
+    evaluator: Literal["auto", "heuristic", "anthropic", "command"] | None = Field(
+        default=None, description="override the config's evaluator kind for this gate")
+    command: str | None = Field(
+        default=None, min_length=1,
+        description="program for the command evaluator (bundle JSON on stdin, verdict JSON out)")
+
+
+class ApprovalSpec(_Strict):
+    """A token a human must give after the verdict passed. The token itself is never
+    stored here: either its sha256 (recommended) or the name of an environment
+    variable that holds it in the approver's shell."""
+
+    token_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-fA-F]{64}$",
+        description="sha256 hex of the token (printf %s TOKEN | sha256sum)")
+    token_env: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="environment variable holding the token where the human approves")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _never_plain(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "token" in value:
+            raise PydanticCustomError(
+                "plain_token", "never store the token itself; give token_sha256 "
+                "(printf %s TOKEN | sha256sum) or token_env")
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ApprovalSpec:
+        if (self.token_sha256 is None) == (self.token_env is None):
+            raise PydanticCustomError("approval", "give exactly one of token_sha256 or token_env")
+        return self
+
+
+class FeatureRequirements(_Strict):
+    hardened: list[str] = Field(default_factory=list,
+                                description="feature ids that must be hardened for the gate to pass")
+
+
+class GateSpec(_Strict):
+    id: str = Field(pattern=GATE_ID_PATTERN)
+    needs: list[str] = Field(default_factory=list, description="gates that must pass first")
+    description: str = ""
+    acceptance: str = Field(default="", description="the criteria the evaluator judges against")
+    artifacts: list[str] = Field(default_factory=list,
+                                 description="globs relative to the repository root")
+    checks: list[Check] = Field(default_factory=list)
+    evaluate: EvaluateSpec = Field(default_factory=EvaluateSpec)
+    approval: ApprovalSpec | None = None
+    estimate_hours: float | None = Field(default=None, gt=0)
+    features: FeatureRequirements | None = None
+
+
+class GatesFile(_Strict):
+    model_config = ConfigDict(
+        extra="forbid",
+        title="Meridian gate graph",
+        json_schema_extra={"$id": SCHEMA_ID},
+    )
+
+    version: Literal[1] = 1
+    gates: list[GateSpec] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A validated gate graph; ``order`` is dependency order (declaration order breaks ties)."""
+
+    path: Path
+    root: Path
+    specs: dict[str, GateSpec]
+    order: list[str]
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def __contains__(self, gate_id: object) -> bool:
+        return gate_id in self.specs
+
+    def gate(self, gate_id: str) -> GateSpec:
+        try:
+            return self.specs[gate_id]
+        except KeyError:
+            raise MeridianError(
+                f"{self.path}: no gate '{gate_id}' (gates: {', '.join(self.order)})"
+            ) from None
+
+    def ordered(self) -> list[GateSpec]:
+        return [self.specs[g] for g in self.order]
+
+    def dependents(self, gate_id: str) -> list[str]:
+        return [g for g in self.order if gate_id in self.specs[g].needs]
+
+    def artifact_matcher(self, gate_id: str) -> Callable[[str], bool]:
+        patterns = tuple(self.gate(gate_id).artifacts)
+        return lambda path: globs.matches_any(patterns, path)
+
+    def gate_for_path(self, path: str) -> list[str]:
+        """Ids of the gates whose artifact globs cover ``path`` (repo-relative), in order."""
+        rel = globs.normalise(path)
+        return [g for g in self.order if globs.matches_any(self.specs[g].artifacts, rel)]
+
+
+def gates_path(root: Path, config: Config | None = None) -> Path:
+    config = config or load_config(root)
+    return root / config.paths.gates
+
+
+def load_graph(root: Path, config: Config | None = None) -> Graph:
+    """Load and validate the project's gate graph (ConfigError names file and line)."""
+    path = gates_path(root, config)
+    if not path.is_file():
+        raise ConfigError(
+            f"{path}: no gate graph; write one or run `meridian init --template NAME` "
+            "(`meridian init --list-templates` lists them)"
+        )
+    return parse_graph(yamlio.load(path), root)
+
+
+def parse_graph(located: yamlio.Located, root: Path) -> Graph:
+    if not isinstance(located.data, dict):
+        raise located.error((), "expected a mapping with a 'gates:' list")
+    model = yamlio.validate(GatesFile, located)
+    specs: dict[str, GateSpec] = {}
+    lines: dict[str, int] = {}
+    for index, spec in enumerate(model.gates):
+        if spec.id in specs:
+            raise located.error(
+                ("gates", index, "id"),
+                f"duplicate gate id '{spec.id}' (first declared at line {lines[spec.id]})",
+            )
+        specs[spec.id] = spec
+        lines[spec.id] = located.line(("gates", index, "id")) or 0
+    for index, spec in enumerate(model.gates):
+        for need_index, need in enumerate(spec.needs):
+            if need not in specs:
+                raise located.error(
+                    ("gates", index, "needs", need_index),
+                    f"unknown gate '{need}' (gates: {', '.join(specs)})",
+                )
+        for glob_index, pattern in enumerate(spec.artifacts):
+            problem = globs.pattern_problem(pattern)
+            if problem:
+                raise located.error(("gates", index, "artifacts", glob_index),
+                                    f"'{pattern}': {problem}")
+    cycle = find_cycle(specs)
+    if cycle:
+        # Point at the needs entry of the first-declared gate that closes the cycle.
+        index = list(specs).index(cycle[0])
+        need_index = specs[cycle[0]].needs.index(cycle[-2])
+        raise located.error(("gates", index, "needs", need_index),
+                            "cycle in needs: " + " -> ".join(cycle)
+                            + " (each gate needs the one before it)")
+    return Graph(path=Path(located.path), root=root, specs=specs,
+                 order=dependency_order(specs), lines=lines)
+
+
+def find_cycle(specs: dict[str, GateSpec]) -> list[str] | None:
+    """The first cycle found (declaration order), as a closed path [a, b, ..., a]."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node):] + [node]
+        if node in done:
+            return None
+        path.append(node)
+        for need in specs[node].needs:
+            found = visit(need, path)
+            if found:
+                return found
+        path.pop()
+        done.add(node)
+        return None
+
+    for gate_id in specs:
+        found = visit(gate_id, [])
+        if found:
+            # Print it in the direction work flows (a gate, then what needs it),
+            # starting from the gate declared first.
+            nodes = list(reversed(found))[:-1]
+            declared = list(specs)
+            start = min(range(len(nodes)), key=lambda i: declared.index(nodes[i]))
+            nodes = nodes[start:] + nodes[:start]
+            return nodes + [nodes[0]]
+    return None
+
+
+def dependency_order(specs: dict[str, GateSpec]) -> list[str]:
+    """Every gate after all of its needs; among ready gates, declaration order."""
+    placed: list[str] = []
+    remaining = list(specs)
+    while remaining:
+        ready = next(g for g in remaining if all(n in placed for n in specs[g].needs))
+        placed.append(ready)
+        remaining.remove(ready)
+    return placed
+
+
+def schema_json() -> str:
+    """The published JSON Schema of gates.yaml (stable text: sorted keys, 2-space indent)."""
+    return json.dumps(GatesFile.model_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    print(schema_json(), end="")

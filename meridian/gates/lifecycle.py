@@ -1,0 +1,387 @@
+"""The gate lifecycle: start, submit, approve, reopen. Every step is a ledger event.
+
+Refusals that enforce a rule (needs unmet, corrupt memory, approval without a
+terminal or with a wrong token) are recorded as ``gate.blocked`` (source ``gate``)
+before the command exits 2; plain usage mistakes (unknown gate, starting a gate
+twice) are not events.
+
+A gate with ``approval`` passes in two steps, in this order: the evaluator's verdict
+passes (the gate shows ``submitted``, awaiting a human), then a human approves that
+verdict with the token. The approval is bound to the verdict and its subject, so
+changing the artifacts after the verdict means submitting again before approving.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from meridian import gitio
+from meridian.config import Config, EvaluatorSettings, load_config
+from meridian.errors import Blocked, MeridianError
+from meridian.evaluators.models import SEVERITY_ORDER, Bundle, CheckResult, Issue, Verdict, decide
+from meridian.gates import artifacts, checks
+from meridian.gates import events as ev
+from meridian.gates.graph import GateSpec, Graph, load_graph
+from meridian.gates.state import GateStatus, derive_states
+from meridian.ledger import EVENTS, Ledger, Write
+from meridian.records import Record, canonical_json, now_ts, parse_ts
+
+GATE_CHECK_ISSUE = "gate_check"
+
+
+@dataclass
+class Project:
+    root: Path
+    repo: gitio.Repository
+    config: Config
+    graph: Graph
+    ledger: Ledger
+
+
+def open_project(path: str | os.PathLike[str] = ".") -> Project:
+    """The repository at ``path`` with its config, gate graph and state branch."""
+    repo = gitio.open_repo(path)
+    root = gitio.workdir(repo)
+    if root is None:
+        raise MeridianError(f"{repo.path}: a bare repository has no work tree to gate")
+    config = load_config(root)
+    return Project(root=root, repo=repo, config=config, graph=load_graph(root, config),
+                   ledger=Ledger(repo, config.branch))
+
+
+def _require_ledger(project: Project) -> None:
+    if not project.ledger.exists():
+        raise MeridianError(
+            f"no state branch '{project.ledger.branch}' in {project.root}; run `meridian init` first"
+        )
+
+
+def _refuse(project: Project, gate: str, reason: str) -> Blocked:
+    """Record the refusal on the ledger and return the error to raise."""
+    project.ledger.emit(ev.BLOCKED, {"gate": gate, "source": "gate", "reason": reason},
+                        summary=f"gate.blocked {gate}: {reason}")
+    return Blocked(reason)
+
+
+def _unmet_text(status: GateStatus, statuses: dict[str, GateStatus]) -> str:
+    return ", ".join(f"{n} ({statuses[n].state})" for n in status.unmet_needs)
+
+
+# --- start -------------------------------------------------------------------------
+
+
+def start_gate(project: Project, gate: str, estimate_hours: float | None = None) -> Record:
+    spec = project.graph.gate(gate)
+    _require_ledger(project)
+    if estimate_hours is not None and estimate_hours <= 0:
+        raise MeridianError(f"--estimate: expected hours > 0, got {estimate_hours:g}")
+    statuses = derive_states(project.ledger, project.graph)
+    status = statuses[gate]
+    if status.unmet_needs:
+        raise _refuse(project, gate, f"cannot start {gate}: its needs have not passed: "
+                                     f"{_unmet_text(status, statuses)}")
+    if status.state != "open":
+        raise MeridianError(
+            f"{gate} is already {status.state} (started {status.started_at}); "
+            f"to start over: meridian gate reopen {gate} --reason WHY"
+        )
+    data: dict[str, object] = {"gate": gate, "base_commit": gitio.head_commit(project.repo)}
+    estimate = estimate_hours if estimate_hours is not None else spec.estimate_hours
+    if estimate is not None:
+        data["estimate_hours"] = estimate
+    return project.ledger.emit(ev.STARTED, data)
+
+
+# --- submit ------------------------------------------------------------------------
+
+
+@dataclass
+class Submission:
+    verdict: Verdict
+    verdict_path: str
+    evidence_path: str
+    record: Record
+    checks: list[CheckResult]
+    notes: list[str]
+
+
+def submit_gate(project: Project, gate: str, self_score: float | None = None) -> Submission:
+    """Run checks, build the bundle, evaluate, record the verdict (pass or fail).
+
+    Raises Blocked when the submission is refused or the evaluator was unavailable
+    (the gate is then unchanged). A failing verdict is returned, not raised: the
+    caller decides how to present it.
+    """
+    spec = project.graph.gate(gate)
+    _require_ledger(project)
+    if self_score is not None and not 0 <= self_score <= 10:
+        raise MeridianError(f"--self-score: expected 0-10, got {self_score:g}")
+    ledger = project.ledger
+    statuses = derive_states(ledger, project.graph)
+    status = statuses[gate]
+    if status.unmet_needs:
+        raise _refuse(project, gate, f"cannot submit {gate}: its needs have not passed: "
+                                     f"{_unmet_text(status, statuses)}")
+    if status.state in ("open", "locked"):
+        raise MeridianError(f"{gate} has not been started: meridian gate start {gate}")
+    if status.state == "passed":
+        raise MeridianError(
+            f"{gate} already passed and its artifacts are unchanged (verdict {status.verdict}); "
+            f"to redo it: meridian gate reopen {gate} --reason WHY"
+        )
+    problems = _memory_problems(ledger)
+    if problems:
+        raise _refuse(project, gate, f"cannot submit {gate}: stored memory is corrupt: "
+                                     f"{problems[0]} (run `meridian memory verify`)")
+
+    snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
+    submitted: dict[str, object] = {"gate": gate, "subject": snap.subject}
+    if self_score is not None:
+        submitted["self_score"] = self_score
+    ledger.emit(ev.SUBMITTED, submitted)
+
+    results = checks.run_checks(spec.checks, project.root, gate)
+    bundle = build_bundle(project, spec, snap, results, status.base_commit)
+    settings = evaluator_settings(project.config, spec)
+    verdict = _evaluate(project, gate, bundle, settings, self_score)
+    verdict = enforce_checks(verdict, results)
+    submission = _record_verdict(project, verdict, bundle)
+    if verdict.passed:
+        _calibrate(ledger, gate, status)
+    return submission
+
+
+def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
+                 results: list[CheckResult], base_commit: str | None) -> Bundle:
+    files, notes = artifacts.artifact_files(snap.files)
+    diff, diff_notes = artifacts.diff_since(project.repo, base_commit, spec.artifacts, snap.files)
+    if not base_commit:
+        notes.append("the repository had no commit when the gate started: "
+                     "the diff shows every artifact as added")
+    return Bundle(
+        gate=spec.id, description=spec.description, acceptance=spec.acceptance,
+        artifact_globs=list(spec.artifacts), unmatched_globs=snap.unmatched,
+        artifacts=files, checks=results, diff=diff, subject=snap.subject,
+        notes=notes + diff_notes,
+    )
+
+
+def evaluator_settings(config: Config, spec: GateSpec) -> EvaluatorSettings:
+    """The config's evaluator settings with the gate's ``evaluate:`` overrides applied."""
+    overrides: dict[str, object] = {}
+    if spec.evaluate.threshold is not None:
+        overrides["threshold"] = spec.evaluate.threshold
+    if spec.evaluate.evaluator is not None:
+        overrides["kind"] = spec.evaluate.evaluator
+    if spec.evaluate.command is not None:
+        overrides["command"] = spec.evaluate.command
+    return config.evaluator.model_copy(update=overrides)
+
+
+def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSettings,
+              self_score: float | None) -> Verdict:
+    from meridian.evaluators import EvaluatorUnavailable, evaluate
+
+    try:
+        verdict = evaluate(bundle, settings, disabled_checks=_disabled_checks(project.root),
+                           self_score=self_score)
+    except EvaluatorUnavailable as exc:
+        project.ledger.emit(ev.EVALUATOR_UNAVAILABLE,
+                            {"gate": gate, "evaluator": exc.evaluator, "reason": exc.reason})
+        raise Blocked(f"{gate}: {exc}; submit again when it is back: "
+                      f"meridian gate submit {gate}") from None
+    # The verdict is bound to what Meridian gave the evaluator, whatever it echoed back.
+    return verdict.model_copy(update={"gate": gate, "subject": bundle.subject})
+
+
+def enforce_checks(verdict: Verdict, results: list[CheckResult]) -> Verdict:
+    """A failing check is a high-severity issue, whichever evaluator ran.
+
+    An evaluator that already reported the failure (a high issue quoting the command)
+    is not given a duplicate.
+    """
+    added: list[Issue] = []
+    for result in results:
+        if result.passed:
+            continue
+        reported = any(i.severity == "high" and result.command in i.message for i in verdict.issues)
+        if reported:
+            continue
+        how = ("timed out" if result.timed_out else
+               "could not start" if result.exit_code is None else f"exited {result.exit_code}")
+        last = [line for line in result.output.splitlines() if line.strip()][-1:]
+        tail = f": {last[0].strip()[:200]}" if last else ""
+        added.append(Issue(severity="high", message=f"check `{result.command}` {how}{tail}",
+                           check=GATE_CHECK_ISSUE))
+    if not added:
+        return verdict
+    return decide(
+        gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
+        scores=verdict.scores, issues=list(verdict.issues) + added, threshold=verdict.threshold,
+        weights=verdict.weights, summary=verdict.summary, usage=verdict.usage,
+        self_score=verdict.self_score,
+    )
+
+
+def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle) -> Submission:
+    """The verdict document, its evidence and the pass/fail event: one ledger write."""
+    gate = verdict.gate
+    stamp = now_ts()
+    document = verdict.model_dump(mode="json")
+    digest = hashlib.sha256((stamp + canonical_json(document)).encode()).hexdigest()[:12]
+    verdict_id = stamp[:19].replace("-", "").replace(":", "") + "-" + digest
+    verdict_path = f"verdicts/{gate}/{verdict_id}.json"
+    evidence_path = f"evidence/{gate}/{verdict_id}.json"
+    evidence = {
+        "verdict": verdict_path,
+        "subject": bundle.subject,
+        "artifacts": [a.path for a in bundle.artifacts],
+        "unmatched_globs": bundle.unmatched_globs,
+        "checks": [c.model_dump(mode="json") for c in bundle.checks],
+        "diff_chars": len(bundle.diff),
+        "notes": bundle.notes,
+    }
+    counts: dict[str, int] = {}
+    for issue in verdict.issues:
+        counts[issue.severity] = counts.get(issue.severity, 0) + 1
+    kind = ev.PASSED if verdict.passed else ev.FAILED
+    data: dict[str, object] = {
+        "gate": gate, "verdict": verdict_path, "overall": verdict.overall,
+        "threshold": verdict.threshold, "evaluator": verdict.evaluator,
+        "subject": verdict.subject, "usage": verdict.usage.model_dump(mode="json"),
+        "issues": counts,
+    }
+    if verdict.self_score is not None:
+        data["self_score"] = verdict.self_score
+    ledger = project.ledger
+    record = ledger.record(kind, data, ts=stamp)
+    outcome = "passed" if verdict.passed else "failed"
+    write = Write(
+        summary=f"{kind} {gate}: overall {verdict.overall} vs {verdict.threshold} ({verdict.evaluator})",
+        trailers={"Meridian-Event": kind, "Meridian-Gate": gate, "Meridian-Record": record.id,
+                  "Meridian-Verdict": verdict_path, "Meridian-Outcome": outcome},
+        blobs={
+            verdict_path: (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(),
+            evidence_path: (json.dumps(evidence, indent=2, sort_keys=True) + "\n").encode(),
+        },
+    ).add(EVENTS, record)
+    ledger.commit(write)
+    return Submission(verdict=verdict, verdict_path=verdict_path, evidence_path=evidence_path,
+                      record=record, checks=list(bundle.checks), notes=list(bundle.notes))
+
+
+def _calibrate(ledger: Ledger, gate: str, status: GateStatus) -> None:
+    """Predicted vs actual hours, once the work passed its verdict.
+
+    Actual is measured from the latest start (or reopen) to the passing verdict; time
+    spent waiting for a human approval is not the agent's work and is not counted.
+    """
+    if status.started_at is None:
+        return
+    elapsed = parse_ts(now_ts()) - parse_ts(status.started_at)
+    _record_calibration(ledger, gate, status.estimate_hours, elapsed.total_seconds() / 3600)
+
+
+# --- approve -----------------------------------------------------------------------
+
+
+def approve_gate(project: Project, gate: str, token: str, *, interactive: bool) -> Record:
+    spec = project.graph.gate(gate)
+    _require_ledger(project)
+    if spec.approval is None:
+        raise MeridianError(f"{gate} has no approval step (no `approval:` in {project.graph.path})")
+    if not interactive and not project.config.approval.allow_non_interactive:
+        raise _refuse(project, gate, (
+            f"refusing to approve {gate}: standard input is not a terminal. A human approves "
+            "from a terminal; an agent must not approve on a human's behalf "
+            "(approval.allow_non_interactive in .meridian/config.yaml overrides this)"))
+    status = derive_states(project.ledger, project.graph)[gate]
+    if status.state == "passed":
+        raise MeridianError(f"{gate} is already approved (by {status.approver})")
+    if not status.awaiting_approval or status.verdict is None or status.subject is None:
+        raise _refuse(project, gate, (
+            f"cannot approve {gate}: it has no passing verdict awaiting approval "
+            f"(state {status.state}); first: meridian gate submit {gate}"))
+    current = artifacts.snapshot(project.repo, project.root, spec.artifacts).subject
+    if current != status.subject:
+        raise _refuse(project, gate, (
+            f"cannot approve {gate}: its artifacts changed since the verdict; "
+            f"submit again: meridian gate submit {gate}"))
+    if not _token_matches(spec, token):
+        raise _refuse(project, gate, f"wrong approval token for {gate}")
+    problems = _memory_problems(project.ledger)
+    if problems:
+        raise _refuse(project, gate, f"cannot approve {gate}: stored memory is corrupt: "
+                                     f"{problems[0]} (run `meridian memory verify`)")
+    name, email = gitio.identity(project.repo)
+    return project.ledger.emit(ev.APPROVED, {
+        "gate": gate, "approver": f"{name} <{email}>", "verdict": status.verdict,
+        "subject": status.subject,
+    })
+
+
+def _token_matches(spec: GateSpec, token: str) -> bool:
+    approval = spec.approval
+    assert approval is not None
+    if approval.token_sha256 is not None:
+        given = hashlib.sha256(token.encode()).hexdigest()
+        return hmac.compare_digest(given, approval.token_sha256.lower())
+    assert approval.token_env is not None
+    expected = os.environ.get(approval.token_env)
+    if not expected:
+        raise MeridianError(
+            f"{spec.id}: approval.token_env names ${approval.token_env}, which is not set in "
+            "this environment; set it where the human approves"
+        )
+    return hmac.compare_digest(token.encode(), expected.encode())
+
+
+# --- reopen ------------------------------------------------------------------------
+
+
+def reopen_gate(project: Project, gate: str, reason: str) -> Record:
+    project.graph.gate(gate)
+    _require_ledger(project)
+    if not reason.strip():
+        raise MeridianError("--reason: say why the gate is reopened")
+    status = derive_states(project.ledger, project.graph, check_stale=False)[gate]
+    if status.state in ("open", "locked"):
+        raise MeridianError(f"{gate} has not been started; nothing to reopen")
+    if status.state == "in_progress":
+        raise MeridianError(f"{gate} is already in progress (since {status.started_at})")
+    return project.ledger.emit(ev.REOPENED, {
+        "gate": gate, "reason": reason.strip(), "base_commit": gitio.head_commit(project.repo),
+    })
+
+
+# --- memory and rules (issue 4) ----------------------------------------------------
+
+
+def _memory_problems(ledger: Ledger) -> list[str]:
+    """``file:line: reason`` for each corrupt memory record; corrupt memory blocks a gate."""
+    from meridian.memory.verify import check_memory
+
+    return check_memory(ledger)
+
+
+def _record_calibration(ledger: Ledger, gate: str, predicted: float | None, actual: float) -> None:
+    from meridian.memory.calibration import record_gate_pass
+
+    record_gate_pass(ledger, gate, predicted, actual)
+
+
+def _disabled_checks(root: Path) -> frozenset[str]:
+    """Heuristic checks retired by a rule (``heuristic:stub_code`` -> ``stub_code``)."""
+    from meridian.rules import disabled_mechanisms
+
+    prefix = "heuristic:"
+    return frozenset(m[len(prefix):] for m in disabled_mechanisms(root) if m.startswith(prefix))
+
+
+def issues_by_severity(verdict: Verdict) -> list[Issue]:
+    return sorted(verdict.issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))

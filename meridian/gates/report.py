@@ -1,0 +1,149 @@
+"""Plain-text rendering of gate status, verdicts and a gate's story.
+
+Kept as plain aligned text (no colour, no wrapping) because the main reader is often
+an agent parsing a terminal transcript: every issue is one line starting with its
+severity and ``file:line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from meridian.evaluators.models import SEVERITY_ORDER, CheckResult, Issue, Verdict
+from meridian.gates import events as ev
+from meridian.gates.state import GateStatus
+from meridian.records import Record
+
+
+def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1]
+        for row in rows
+    ]
+
+
+def status_lines(statuses: Iterable[GateStatus]) -> list[str]:
+    rows = [["#", "gate", "state", "detail"]]
+    for number, status in enumerate(statuses, start=1):
+        rows.append([str(number), status.gate, status.state, status.detail])
+    return [line.rstrip() for line in _columns(rows, indent="")]
+
+
+def summary_line(statuses: Iterable[GateStatus]) -> str:
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status.state] = counts.get(status.state, 0) + 1
+    return ", ".join(f"{count} {state}" for state, count in counts.items())
+
+
+def issue_line(issue: Issue) -> str:
+    check = f" [{issue.check}]" if issue.check else ""
+    return f"{issue.severity:<6}  {issue.where()}  {issue.message}{check}"
+
+
+def ordered_issues(issues: Iterable[Issue]) -> list[Issue]:
+    return sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
+
+
+def check_line(result: CheckResult) -> str:
+    if result.passed:
+        return f"ok    {result.command}  ({result.duration_s:g}s)"
+    how = ("timed out" if result.timed_out else
+           "could not start" if result.exit_code is None else f"exit {result.exit_code}")
+    return f"FAIL  {result.command}  ({how}, {result.duration_s:g}s)"
+
+
+def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
+                  checks: list[CheckResult] | None = None, approval_needed: bool = False) -> list[str]:
+    gate = verdict.gate
+    outcome = "PASSED" if verdict.passed else "FAILED"
+    lines = [
+        f"gate {gate}: {outcome}  overall {verdict.overall} "
+        f"(threshold {verdict.threshold}, evaluator {verdict.evaluator})",
+        "  scores: " + ", ".join(f"{name} {value:g}" for name, value in verdict.scores.items()),
+    ]
+    if verdict.self_score is not None:
+        lines.append(f"  self-score: {verdict.self_score:g} (evaluator overall {verdict.overall})")
+    if verdict.summary:
+        lines.append(f"  summary: {verdict.summary}")
+    issues = ordered_issues(verdict.issues)
+    if issues:
+        lines.append("  issues, highest severity first:")
+        lines += [f"    {issue_line(i)}" for i in issues]
+    if checks:
+        lines.append("  checks:")
+        for result in checks:
+            lines.append(f"    {check_line(result)}")
+            if not result.passed:
+                tail = [ln for ln in result.output.splitlines() if ln.strip()][-5:]
+                lines += [f"          {ln}" for ln in tail]
+    lines.append(f"  verdict: {branch}:{verdict_path}")
+    if not verdict.passed:
+        high = sum(1 for i in issues if i.severity == "high")
+        reason = (f"overall {verdict.overall} is below {verdict.threshold}"
+                  if verdict.overall < verdict.threshold else f"overall {verdict.overall} is enough")
+        if high:
+            reason += f"; {high} high-severity issue(s) block a pass whatever the score"
+        lines.append(f"  why it failed: {reason}")
+        lines.append(f"  next: fix the issues above, then: meridian gate submit {gate}")
+    elif approval_needed:
+        lines.append(f"  next: a human approves it from a terminal: meridian gate approve {gate}")
+    return lines
+
+
+def _event_text(record: Record) -> str:
+    data = record.data
+    kind = record.kind
+    if kind == ev.STARTED or kind == ev.REOPENED:
+        parts = []
+        if kind == ev.REOPENED:
+            parts.append(f"reason: {data.get('reason')}")
+        if data.get("estimate_hours") is not None:
+            parts.append(f"estimate {data['estimate_hours']:g}h")
+        if data.get("base_commit"):
+            parts.append(f"base {str(data['base_commit'])[:10]}")
+        return ", ".join(parts)
+    if kind == ev.SUBMITTED:
+        score = data.get("self_score")
+        return (f"self-score {score:g}, " if score is not None else "") + \
+            f"artifacts {str(data.get('subject'))[:10]}"
+    if kind in (ev.PASSED, ev.FAILED):
+        counts = data.get("issues") or {}
+        issues = ", ".join(f"{n} {sev}" for sev, n in counts.items())
+        return (f"overall {data.get('overall')} vs {data.get('threshold')} "
+                f"({data.get('evaluator')})" + (f"; issues: {issues}" if issues else ""))
+    if kind == ev.EVALUATOR_UNAVAILABLE:
+        return f"{data.get('evaluator')}: {data.get('reason')} (no verdict)"
+    if kind == ev.APPROVED:
+        return f"by {data.get('approver')}"
+    if kind == ev.BLOCKED:
+        files = data.get("files") or []
+        where = f" ({', '.join(files[:5])})" if files else ""
+        return f"by {data.get('source')}: {data.get('reason')}{where}"
+    return ""
+
+
+def story_lines(gate: str, status: GateStatus, entries: list[tuple[Record, dict[str, Any] | None]],
+                branch: str) -> list[str]:
+    lines = [f"{gate}: {status.state} ({status.detail})"]
+    if not entries:
+        lines.append("  no events yet")
+        return lines
+    for record, verdict in entries:
+        label = record.kind.removeprefix("gate.")
+        lines.append(f"  {record.ts}  {label:<22} {_event_text(record)}")
+        if verdict is None:
+            continue
+        issues = ordered_issues(Issue.model_validate(i) for i in verdict.get("issues", []))
+        for issue in issues:
+            lines.append(f"      {issue_line(issue)}")
+        path = record.data.get("verdict")
+        if path:
+            lines.append(f"      verdict: {branch}:{path}")
+    last_bad = next((r for r, _ in reversed(entries)
+                     if r.kind in (ev.FAILED, ev.BLOCKED, ev.EVALUATOR_UNAVAILABLE)), None)
+    if last_bad is not None:
+        lines.append(f"last setback: {last_bad.kind} at {last_bad.ts}: {_event_text(last_bad)}")
+    return lines

@@ -1,0 +1,226 @@
+"""Gate state, derived from the events on the state branch (event sourcing).
+
+Nothing stores "the state of a gate": it is folded from ``gate.*`` events every time,
+then checked against the work tree (a passed gate whose artifacts no longer hash to
+its verdict's subject is stale). States:
+
+    locked       never started, and a need has not passed
+    open         never started, every need passed
+    in_progress  started (or reopened), not submitted since
+    submitted    a submission awaits its verdict, or (gates with approval) the
+                 verdict passed and a human has not approved it yet
+    passed       the latest verdict passed (and was approved, when required)
+    failed       the latest verdict failed
+    stale        passed, but the artifacts changed since the verdict
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from meridian import gitio
+from meridian.gates import events as ev
+from meridian.gates.artifacts import snapshot
+from meridian.gates.globs import worktree_files
+from meridian.gates.graph import Graph, GateSpec
+from meridian.ledger import EVENTS, Ledger
+from meridian.records import Record
+
+STATES = ("locked", "open", "in_progress", "submitted", "passed", "failed", "stale")
+
+
+@dataclass
+class GateStatus:
+    gate: str
+    state: str
+    detail: str
+    needs: list[str]
+    unmet_needs: list[str] = field(default_factory=list)
+    started_at: str | None = None
+    base_commit: str | None = None
+    estimate_hours: float | None = None
+    verdict: str | None = None  # path of the latest verdict document
+    verdict_passed: bool | None = None
+    overall: float | None = None
+    threshold: float | None = None
+    evaluator: str | None = None
+    subject: str | None = None  # tree id the latest verdict read
+    current_subject: str | None = None  # tree id of the artifacts now (passed gates)
+    changed_files: list[str] | None = None  # stale gates, when both trees are known here
+    awaiting_approval: bool = False
+    approver: str | None = None
+    submissions: int = 0
+    blocks: int = 0
+    updated_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Fold:
+    """What the events of one gate add up to, before the work tree is consulted."""
+
+    phase: str = "open"  # open, in_progress, submitted, passed, failed
+    phase_before_submit: str = "open"
+    started_at: str | None = None
+    base_commit: str | None = None
+    estimate_hours: float | None = None
+    verdict: str | None = None
+    verdict_passed: bool | None = None
+    overall: float | None = None
+    threshold: float | None = None
+    evaluator: str | None = None
+    subject: str | None = None
+    high_issues: int = 0
+    approved_verdict: str | None = None
+    approver: str | None = None
+    submitted_at: str | None = None
+    submissions: int = 0
+    blocks: int = 0
+    updated_at: str | None = None
+
+    def apply(self, record: Record) -> None:
+        data = record.data
+        kind = record.kind
+        self.updated_at = record.ts
+        if kind in (ev.STARTED, ev.REOPENED):
+            self.phase = "in_progress"
+            self.started_at = record.ts
+            self.base_commit = data.get("base_commit")
+            if kind == ev.STARTED:
+                self.estimate_hours = data.get("estimate_hours")
+            self.approved_verdict = None
+        elif kind == ev.SUBMITTED:
+            if self.phase != "submitted":
+                self.phase_before_submit = self.phase
+            self.phase = "submitted"
+            self.submitted_at = record.ts
+            self.submissions += 1
+        elif kind in (ev.PASSED, ev.FAILED):
+            self.phase = "passed" if kind == ev.PASSED else "failed"
+            self.verdict = data.get("verdict")
+            self.verdict_passed = kind == ev.PASSED
+            self.overall = data.get("overall")
+            self.threshold = data.get("threshold")
+            self.evaluator = data.get("evaluator")
+            self.subject = data.get("subject")
+            self.high_issues = int((data.get("issues") or {}).get("high", 0))
+        elif kind == ev.EVALUATOR_UNAVAILABLE:
+            if self.phase == "submitted":
+                self.phase = self.phase_before_submit
+        elif kind == ev.APPROVED:
+            self.approved_verdict = data.get("verdict")
+            self.approver = data.get("approver")
+        elif kind == ev.BLOCKED:
+            self.blocks += 1
+
+
+def gate_events(ledger: Ledger, gate_ids: Iterable[str] | None = None) -> list[Record]:
+    """The ``gate.*`` events (optionally of some gates only), oldest first."""
+    wanted = None if gate_ids is None else set(gate_ids)
+    if not ledger.exists():
+        return []
+    found = [
+        r for r in ledger.records(EVENTS)
+        if r.kind.startswith("gate.") and (wanted is None or r.gate in wanted)
+    ]
+    # Stored order is append order; after a sync merge, time order is the truth.
+    return sorted(found, key=lambda r: r.ts)
+
+
+def fold_events(records: Iterable[Record]) -> dict[str, _Fold]:
+    folds: dict[str, _Fold] = {}
+    for record in records:
+        if record.gate:
+            folds.setdefault(record.gate, _Fold()).apply(record)
+    return folds
+
+
+def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True) -> dict[str, GateStatus]:
+    """Every gate's status, in dependency order.
+
+    ``check_stale`` hashes the artifacts of passed gates to detect staleness; without
+    it a passed gate is reported passed (cheaper, for callers that only need events).
+    """
+    folds = fold_events(gate_events(ledger, graph.specs))
+    listing: list[str] | None = None
+    statuses: dict[str, GateStatus] = {}
+    for spec in graph.ordered():
+        fold = folds.get(spec.id, _Fold())
+        status = _base_status(spec, fold)
+        status.unmet_needs = [n for n in spec.needs if statuses[n].state != "passed"]
+        if fold.phase == "passed" and spec.approval is not None and fold.approved_verdict != fold.verdict:
+            status.state = "submitted"
+            status.awaiting_approval = True
+        elif fold.phase == "passed":
+            status.state = "passed"
+            if check_stale:
+                if listing is None:
+                    listing = worktree_files(ledger.repo, graph.root)
+                _mark_stale(ledger.repo, graph, spec, status, listing)
+        elif fold.phase == "open":
+            status.state = "locked" if status.unmet_needs else "open"
+        else:
+            status.state = fold.phase
+        status.detail = _detail(status, fold, statuses)
+        statuses[spec.id] = status
+    return statuses
+
+
+def _base_status(spec: GateSpec, fold: _Fold) -> GateStatus:
+    return GateStatus(
+        gate=spec.id, state=fold.phase, detail="", needs=list(spec.needs),
+        started_at=fold.started_at, base_commit=fold.base_commit,
+        estimate_hours=fold.estimate_hours if fold.estimate_hours is not None else spec.estimate_hours,
+        verdict=fold.verdict, verdict_passed=fold.verdict_passed, overall=fold.overall,
+        threshold=fold.threshold, evaluator=fold.evaluator, subject=fold.subject,
+        approver=fold.approver if fold.approved_verdict == fold.verdict else None,
+        submissions=fold.submissions, blocks=fold.blocks, updated_at=fold.updated_at,
+    )
+
+
+def _mark_stale(repo: gitio.Repository, graph: Graph, spec: GateSpec, status: GateStatus,
+                listing: list[str]) -> None:
+    current = snapshot(repo, graph.root, spec.artifacts, listing).subject
+    status.current_subject = current
+    if status.subject and current != status.subject:
+        status.state = "stale"
+        status.changed_files = gitio.tree_changed_files(repo, status.subject, current)
+
+
+def _needs_text(names: list[str], statuses: dict[str, GateStatus]) -> str:
+    return ", ".join(f"{n} ({statuses[n].state})" for n in names)
+
+
+def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) -> str:
+    gate = status.gate
+    state = status.state
+    if state == "locked":
+        return f"needs {_needs_text(status.unmet_needs, statuses)}"
+    if state == "open":
+        return f"ready: meridian gate start {gate}"
+    if state == "stale":
+        changed = status.changed_files
+        what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "") \
+            if changed else "the artifact files"
+        return f"artifacts changed since the verdict ({what}); submit again"
+    if state == "passed":
+        by = f", approved by {status.approver}" if status.approver else ""
+        return f"overall {fold.overall} >= {fold.threshold} ({fold.evaluator}){by}"
+    text = ""
+    if state == "submitted" and status.awaiting_approval:
+        text = (f"verdict passed (overall {fold.overall}); awaiting a human: "
+                f"meridian gate approve {gate} --token TOKEN")
+    elif state == "submitted":
+        text = f"submitted {fold.submitted_at}, no verdict recorded yet"
+    elif state == "failed":
+        high = f", {fold.high_issues} high-severity issue(s)" if fold.high_issues else ""
+        text = f"overall {fold.overall} (threshold {fold.threshold}){high}: meridian why {gate}"
+    elif state == "in_progress":
+        text = f"started {fold.started_at}"
+    if status.unmet_needs:
+        text += f"; waiting on {_needs_text(status.unmet_needs, statuses)}"
+    return text
