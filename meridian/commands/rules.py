@@ -39,16 +39,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _report_edit(edited: Edited) -> int:
     from meridian.rules import MECHANISMS
+    from meridian.yamlio import display_path
 
     rule = edited.rule
+    shown = display_path(edited.path)
     if not edited.changed:
-        print(f"rule {rule.id} is already {rule.status}; {edited.path} unchanged")
+        print(f"rule {rule.id} is already {rule.status}; {shown} unchanged")
         return 0
     state = "off" if rule.status == "retired" else "on"
     print(f"rule {rule.id} is now {rule.status}: {rule.mechanism} is switched {state} "
           f"({MECHANISMS[rule.mechanism]})")
     if not edited.comments_kept:
-        print(f"note: {edited.path} was rewritten; its comments and layout were not kept")
+        print(f"note: {shown} was rewritten; its comments and layout were not kept")
     return 0
 
 
