@@ -1,9 +1,13 @@
 """llm_judge: a Claude model grades the answer against a rubric.
 
-Temperature 0 and a fixed five-point scale keep the judge as steady as a model can
-be; ``n_samples`` > 1 takes a majority vote and reports the agreement. When the
-judge cannot be reached or answers nonsense the score is an infrastructure error,
-never a failing grade: an outage says nothing about the agent.
+A fixed five-point scale and ``n_samples`` > 1 with a majority vote (agreement
+reported in the detail) keep the judge as steady as a model can be. There is no
+temperature setting: the installed SDK (anthropic 2.x, API version 2026-10-21) has
+no sampling parameters and the API answers HTTP 400 to a request that carries one,
+so asking for temperature 0 would only turn every judgement into an outage.
+
+When the judge cannot be reached or answers nonsense the score is an
+infrastructure error, never a failing grade: an outage says nothing about the agent.
 """
 
 from __future__ import annotations
@@ -12,26 +16,28 @@ import json
 import os
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from meridian.evals.graders.final_answer import answer_text
 from meridian.evals.graders.registry import grader
 from meridian.evals.types import Score, Task, Trajectory, Usage
 
-if TYPE_CHECKING:
-    import httpx
+# Not claude-sonnet-4-5: the SDK lists it as deprecated (end of life 2026-11-30).
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
-
-# USD per million tokens (input, output). Unknown models are costed at zero and say so.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-}
+# USD per million tokens (input, output) by model-name prefix, first match wins;
+# the same figures as the gate evaluator's table. Unknown models cost 0, said so.
+PRICES_PER_MTOK: tuple[tuple[str, float, float], ...] = (
+    ("claude-opus-4-6", 5.0, 25.0),
+    ("claude-opus-4-5", 5.0, 25.0),
+    ("claude-opus-4", 15.0, 75.0),
+    ("claude-sonnet-4", 3.0, 15.0),
+    ("claude-3-7-sonnet", 3.0, 15.0),
+    ("claude-3-5-sonnet", 3.0, 15.0),
+    ("claude-haiku-4", 1.0, 5.0),
+    ("claude-3-5-haiku", 0.8, 4.0),
+    ("claude-3-haiku", 0.25, 1.25),
+)
 
 SYSTEM_PROMPT = """\
 You grade the final answer of an AI agent against a rubric. Judge only the answer.
@@ -45,7 +51,7 @@ DEFAULT_RUBRIC = "The answer is correct and agrees with the reference answer."
 
 def price(model: str, tokens_in: int, tokens_out: int) -> float | None:
     """Cost in USD, or None when the model's price is unknown."""
-    for prefix, (per_in, per_out) in sorted(PRICES_PER_MTOK.items(), key=lambda kv: -len(kv[0])):
+    for prefix, per_in, per_out in PRICES_PER_MTOK:
         if model.startswith(prefix):
             return round((tokens_in * per_in + tokens_out * per_out) / 1_000_000, 8)
     return None
@@ -102,10 +108,14 @@ def llm_judge(
     threshold: float = 0.75,
     max_tokens: int = 300,
     max_retries: int = 2,
-    http_client: httpx.Client | None = None,
+    http_client: Any = None,
     api_key: str | None = None,
 ) -> Score:
-    """A Claude model scores the answer 1-5 on a rubric; `n_samples` majority vote."""
+    """A Claude model scores the answer 1-5 on a rubric; `n_samples` majority vote.
+
+    ``http_client`` (programmatic callers only) replaces the SDK's HTTP client, e.g.
+    one with a fake transport; it must be the class the installed SDK is built on.
+    """
     if trajectory.final_output is None or answer_text(trajectory.final_output).strip() == "":
         return Score(name="llm_judge", value=0.0, passed=False, detail="no final output to judge")
     key = api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -123,13 +133,11 @@ def llm_judge(
             response = client.messages.create(
                 model=model,
                 max_tokens=max_tokens,
-                temperature=0,
                 system=SYSTEM_PROMPT,
                 messages=[{"role": "user", "content": prompt}],
             )
         except anthropic.APIError as exc:
-            return _infra(f"judge unavailable: {type(exc).__name__}: {_first_line(exc)}",
-                          _usage(model, tokens_in, tokens_out))
+            return _infra(f"judge unavailable: {_api_failure(exc)}", _usage(model, tokens_in, tokens_out))
         tokens_in += response.usage.input_tokens
         tokens_out += response.usage.output_tokens
         text = "".join(getattr(block, "text", "") for block in response.content)
@@ -140,9 +148,16 @@ def llm_judge(
     return _vote(verdicts, threshold, _usage(model, tokens_in, tokens_out), model)
 
 
-def _first_line(exc: BaseException) -> str:
+def _api_failure(exc: Any) -> str:
+    """One line on why the API call failed: HTTP status and the API's own message."""
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        body = getattr(exc, "body", None)
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        return f"HTTP {status}" + (f": {message}" if message else "")
     text = str(exc).strip()
-    return text.splitlines()[0][:160] if text else "no message"
+    return f"{type(exc).__name__}: {text.splitlines()[0][:160] if text else 'no message'}"
 
 
 def _usage(model: str, tokens_in: int, tokens_out: int) -> Usage:
