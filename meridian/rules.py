@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from meridian import yamlio
 from meridian.config import load_config
@@ -36,6 +37,7 @@ MECHANISMS: dict[str, str] = {
     "heuristic:hollow_test": "the heuristic evaluator flags tests that assert nothing",
     "heuristic:skipped_test": "the heuristic evaluator flags skipped or disabled tests",
     "heuristic:empty_file": "the heuristic evaluator flags empty artifact files",
+    "heuristic:syntax_error": "the heuristic evaluator flags Python artifacts that do not parse",
     "hook:locked_gate_artifacts": "pre-commit refuses staged files that belong to locked gates",
     "hook:staged_heuristics": "pre-commit runs the heuristic checks on staged files",
     "gate:independent_evaluator": "a gate is judged by an evaluator other than the agent",
@@ -52,6 +54,11 @@ ALWAYS_ON = frozenset({"memory:validate_on_write"})
 RULE_ID = r"^[a-z0-9][a-z0-9-]*$"
 
 
+def _invalid(message: str) -> PydanticCustomError:
+    """A validation error whose message is shown as is (no "Value error," prefix)."""
+    return PydanticCustomError("rule_invalid", message)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,7 +70,7 @@ class ReviewTrigger(_Strict):
     @model_validator(mode="after")
     def _date_or_condition(self) -> ReviewTrigger:
         if self.date is None and self.condition is None:
-            raise ValueError("give a review date, a condition, or both")
+            raise _invalid("give a review date, a condition, or both")
         return self
 
 
@@ -81,7 +88,7 @@ class Rule(_Strict):
     @classmethod
     def _known_mechanism(cls, value: str) -> str:
         if value not in MECHANISMS:
-            raise ValueError(f"unknown mechanism {value!r}; rules are switches, so the "
+            raise _invalid(f"unknown mechanism {value!r}; rules are switches, so the "
                              f"mechanism must be one of: {', '.join(MECHANISMS)}")
         return value
 
@@ -90,13 +97,13 @@ class Rule(_Strict):
     def _switchable(cls, value: str, info: ValidationInfo) -> str:
         mechanism = info.data.get("mechanism")
         if value == "retired" and mechanism in ALWAYS_ON:
-            raise ValueError(f"{mechanism} cannot be switched off; keep this rule active")
+            raise _invalid(f"{mechanism} cannot be switched off; keep this rule active")
         return value
 
     @model_validator(mode="after")
     def _retired_has_reason(self) -> Rule:
         if self.status == "retired" and self.retired_reason is None:
-            raise ValueError("a retired rule needs retired_reason")
+            raise _invalid("a retired rule needs retired_reason")
         return self
 
     @property
@@ -378,6 +385,14 @@ rules:
     rule: Artifact files are not empty.
     failure_mode: An empty file satisfies "the artifact exists" while containing no work.
     mechanism: heuristic:empty_file
+    review:
+      date: 2027-05-31
+    status: active
+
+  - id: python-parses
+    rule: Python artifacts parse.
+    failure_mode: A file that cannot even be imported is submitted as finished work.
+    mechanism: heuristic:syntax_error
     review:
       date: 2027-05-31
     status: active

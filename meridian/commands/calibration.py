@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _hours(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+    return "-" if value is None else f"{value:.3g}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -204,7 +204,7 @@ def test_concurrent_processes_lose_no_record(repo: Path, ledger: Ledger, stored:
     procs = [_spawn_add(repo, "episodic", record) for record in distinct]
     procs += [_spawn_add(repo, "episodic", same) for _ in range(4)]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     data = [line["data"] for line in stored(ledger, "memory/episodic")]
     assert sorted(d["session"] for d in data) == sorted([f"s{i}" for i in range(8)] + ["shared"])

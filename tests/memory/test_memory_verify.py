@@ -15,7 +15,7 @@ from meridian.memory.verify import check_memory
 
 
 def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
