@@ -1,0 +1,62 @@
+"""``meridian baseline``: pin evaluation runs as named baselines (git tags).
+
+    meridian baseline pin NAME [RUN]     tag meridian/baseline/NAME on the state commit
+                                         that wrote RUN (default: latest)
+    meridian baseline list [--json]
+
+The CI gate is then ``meridian eval compare latest baseline:NAME --fail-on-regression``.
+Pinning a name again moves its tag; every pin is a ``baseline.pinned`` event, so the
+history of a baseline is in ``meridian log --kind baseline``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    p = verbs.add_parser("pin", help="pin a run as baseline NAME (a tag on the state branch)")
+    p.add_argument("name", metavar="NAME", help="baseline name (letters, digits, . _ -)")
+    p.add_argument("run", nargs="?", default="latest", metavar="RUN",
+                   help="run id prefix, latest, latest~N or baseline:NAME (default: latest)")
+    p = verbs.add_parser("list", help="baselines and the runs they pin")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.evals import store
+    from meridian.ledger import Ledger
+
+    ledger = Ledger.open(".")
+    if args.verb == "pin":
+        run_id = store.resolve(ledger, args.run)
+        baseline = store.pin_baseline(ledger, args.name, run_id)
+        print(f"baseline {baseline.name} -> run {run_id} "
+              f"(tag {store.BASELINE_PREFIX}{baseline.name} at {baseline.commit[:12]})")
+        return 0
+    index = {entry.run_id: entry for entry in store.index(ledger, include_pruned=True)}
+    rows = []
+    for baseline in store.baselines(ledger):
+        entry = index.get(baseline.run_id or "")
+        rows.append({
+            "name": baseline.name, "run_id": baseline.run_id, "commit": baseline.commit,
+            "suite": entry.data.suite if entry else None,
+            "agent": f"{entry.data.agent}@{entry.data.agent_version}" if entry else None,
+            "passed": entry.data.passed if entry else None,
+            "graded": entry.data.passed + entry.data.failed if entry else None,
+        })
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, sort_keys=True))
+        return 0
+    if not rows:
+        print("no baselines (pin one with `meridian baseline pin NAME [RUN]`)")
+        return 0
+    for row in rows:
+        detail = (f"{row['suite']} {row['agent']} {row['passed']}/{row['graded']} passed"
+                  if row["suite"] else "(run not in the index)")
+        print(f"{row['name']:<20}{row['run_id'] or '-':<14}{detail}")
+    return 0

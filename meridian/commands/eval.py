@@ -1,0 +1,485 @@
+"""``meridian eval``: run agent evaluation suites, inspect, compare and export runs.
+
+    meridian eval run SUITE --agent A [--workers N] [--limit N] [--tag T] [--offline]
+                      [--epochs K] [--shard i/n] [--save PATH] [--no-isolation]
+    meridian eval merge RUN... [--save PATH]
+    meridian eval list | show RUN | trace RUN TASK | export RUN PATH
+    meridian eval compare A B [--fail-on-regression] [--format text|json|markdown] [--force]
+    meridian eval report RUN --html FILE | graders | prune --keep N
+
+RUN is a run id prefix, ``latest``, ``latest~N``, ``baseline:NAME``, a baseline name,
+or the path of an exported run file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+RUN_REF_HELP = "run id prefix, latest, latest~N, baseline:NAME, or a run file path"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    p = verbs.add_parser("run", help="run a suite against an agent and store the run",
+                         description="Run SUITE against an agent; the run is committed to "
+                                     "the state branch (secrets redacted).")
+    p.add_argument("suite", metavar="SUITE", help="suite YAML file")
+    p.add_argument("--agent", required=True, metavar="A",
+                   help="reference-v1, reference-v2, module:attr or command:PROGRAM")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="tasks run in parallel (default: CPU count, at most 4)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N tasks")
+    p.add_argument("--tag", action="append", default=[], metavar="T",
+                   help="only tasks with this tag (repeatable: any of them)")
+    p.add_argument("--offline", action="store_true",
+                   help="no network: tasks graded by a model API are skipped")
+    p.add_argument("--epochs", type=int, default=1, metavar="K",
+                   help="run every task K times (pass rate, pass@k, pass^k)")
+    p.add_argument("--shard", default=None, metavar="i/n",
+                   help="run only shard i of n (1-based); join shards with `eval merge`")
+    p.add_argument("--save", default=None, metavar="PATH",
+                   help="also write the portable run file to PATH (deterministic, no timings)")
+    p.add_argument("--no-isolation", dest="isolation", action="store_false",
+                   help="run tasks in this process (faster start; timeouts cannot stop a task)")
+    p.add_argument("--json", action="store_true", help="print the run's index record as JSON")
+
+    p = verbs.add_parser("merge", help="join the shard runs of one invocation into one run")
+    p.add_argument("runs", nargs="+", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("--save", default=None, metavar="PATH", help="also write the portable run file")
+    p.add_argument("--json", action="store_true", help="print the merged run's index record")
+
+    p = verbs.add_parser("list", help="stored runs, newest first")
+    p.add_argument("--all", action="store_true", help="include pruned runs")
+    p.add_argument("-n", dest="limit", type=int, default=None, metavar="N", help="at most N runs")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    p = verbs.add_parser("show", help="a run's summary and per-task breakdown")
+    p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("--json", action="store_true", help="the whole run document")
+
+    p = verbs.add_parser("trace", help="step-by-step trajectory of one task in a run")
+    p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("task", metavar="TASK", help="task id")
+    p.add_argument("--epoch", type=int, default=None, metavar="N", help="only this epoch")
+    p.add_argument("--json", action="store_true", help="the task's trials as JSON")
+
+    p = verbs.add_parser("compare", help="compare run A with run B; REGRESSIONS are pass -> fail")
+    p.add_argument("a", metavar="A", help="candidate run (" + RUN_REF_HELP + ")")
+    p.add_argument("b", metavar="B", help="reference run (" + RUN_REF_HELP + ")")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any task regressed (the CI gate)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--force", action="store_true", help="compare runs of different suites")
+
+    p = verbs.add_parser("report", help="write a self-contained HTML report of a run")
+    p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("--html", required=True, metavar="FILE", help="output file")
+
+    p = verbs.add_parser("export", help="write a run's portable file into the working tree")
+    p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("path", metavar="PATH", help="output file")
+
+    p = verbs.add_parser("graders", help="registered graders, one line each")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    p = verbs.add_parser("prune", help="retire all but the N newest runs from listings")
+    p.add_argument("--keep", type=int, required=True, metavar="N", help="runs to keep")
+    p.add_argument("--json", action="store_true", help="the retired run ids as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    handler = {
+        "run": _run, "merge": _merge, "list": _list, "show": _show, "trace": _trace,
+        "compare": _compare, "report": _report, "export": _export, "graders": _graders,
+        "prune": _prune,
+    }[args.verb]
+    return handler(args)
+
+
+# --- shared helpers -------------------------------------------------------------------
+
+
+def _ledger() -> Any:
+    from meridian.ledger import Ledger
+
+    return Ledger.open(".")
+
+
+def _load_ref(ledger: Any, ref: str) -> tuple[Any, str]:
+    """(Run, label): a run on the state branch, or an exported run file."""
+    from pathlib import Path
+
+    from meridian.evals import run as runfile
+    from meridian.evals import store
+
+    path = Path(ref)
+    if path.is_file() and (path.suffix == ".json" or "/" in ref):
+        return runfile.loads(path.read_bytes(), ref), ref
+    if ledger is None:
+        ledger = _ledger()
+    run_id = store.resolve(ledger, ref)
+    return store.load_run(ledger, run_id), run_id
+
+
+def _write_file(path_text: str, data: bytes | str) -> None:
+    from pathlib import Path
+
+    from meridian.errors import MeridianError
+
+    path = Path(path_text)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+    except OSError as exc:
+        raise MeridianError(f"{path_text}: cannot write ({exc.strerror or exc})") from None
+
+
+def _print_json(value: Any) -> None:
+    import json
+
+    print(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _parse_shard(text: str | None) -> Any:
+    import re
+
+    from meridian.errors import MeridianError
+    from meridian.evals.run import ShardInfo
+
+    if text is None:
+        return None
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise MeridianError(f"--shard: expected i/n with 1 <= i <= n (e.g. 1/4), got {text!r}")
+    return ShardInfo(index=int(match.group(1)), count=int(match.group(2)))
+
+
+class _PlainProgress:
+    """One line per finished trial on stderr (stderr is not a terminal)."""
+
+    def started(self, total: int) -> None:
+        self.total = total
+
+    def finished(self, result: Any, done: int, total: int) -> None:
+        import sys
+
+        detail = f" ({result.error})" if result.error else ""
+        print(f"[{done}/{total}] {result.task_id} epoch {result.epoch}: {result.status}{detail}",
+              file=sys.stderr, flush=True)
+
+
+class _BarProgress:
+    """A rich progress bar on stderr (stderr is a terminal)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.description}"), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.counts = {"pass": 0, "fail": 0, "infra_error": 0}
+        self.task_id: Any = None
+
+    def started(self, total: int) -> None:
+        self.bar.start()
+        self.task_id = self.bar.add_task("", total=total)
+
+    def finished(self, result: Any, done: int, total: int) -> None:
+        self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        c = self.counts
+        self.bar.update(self.task_id, completed=done,
+                        description=f"{c['pass']} pass, {c['fail']} fail, {c['infra_error']} infra")
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _summary_lines(run: Any) -> list[str]:
+    s = run.summary
+    graded = s.passed + s.failed
+    lines = [
+        f"run {run.run_id}  {run.suite.name} / {run.agent.name}@{run.agent.version}"
+        + (f"  shard {run.settings.shard.label()}" if run.settings.shard else "")
+        + ("  INTERRUPTED (partial)" if run.interrupted else ""),
+        f"passed {s.passed}/{graded} ({_pct(s.pass_rate)})  failed {s.failed}  "
+        f"infra errors {s.infra_errors}  cost ${s.cost_usd:.4f}",
+    ]
+    if run.settings.epochs > 1:
+        lines.append("  ".join(f"pass@{k} {_pct(v)}  pass^{k} {_pct(s.pass_hat_k[k])}"
+                               for k, v in s.pass_at_k.items()))
+    return lines
+
+
+def _store_and_report(ledger: Any, run: Any, args: argparse.Namespace) -> Any:
+    import sys
+
+    from meridian.evals import store
+
+    saved = store.save_run(ledger, run)
+    if saved.redactions.total:
+        print(f"redacted {saved.redactions.total} secret(s) before committing: "
+              f"{saved.redactions.describe()}", file=sys.stderr)
+    if args.save:
+        _write_file(args.save, store.checked_bytes(saved.run, portable=True))
+    if args.json:
+        _print_json(store.index_data(saved.run))
+    else:
+        for line in _summary_lines(saved.run):
+            print(line)
+        print(f"stored {ledger.branch}:{store.run_path(saved.run.run_id)} "
+              f"(commit {saved.commit[:12]})" + (f"; portable copy in {args.save}" if args.save else ""))
+    return saved
+
+
+# --- verbs ----------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+    import signal
+    import sys
+
+    from meridian import gitio
+    from meridian.errors import MeridianError
+    from meridian.evals import runner
+    from meridian.evals.run import GitInfo
+    from meridian.evals.suite import load_suite
+
+    for flag, value, low in (("--workers", args.workers, 1), ("--epochs", args.epochs, 1),
+                             ("--limit", args.limit, 0)):
+        if value is not None and value < low:
+            raise MeridianError(f"{flag}: expected a number >= {low}, got {value}")
+    shard = _parse_shard(args.shard)
+    ledger = _ledger()  # before the run: no repository means nothing to store it in
+    suite = load_suite(args.suite)
+    workers = args.workers or min(4, os.cpu_count() or 1)
+    options = runner.RunOptions(workers=workers, epochs=args.epochs, offline=args.offline,
+                                isolation=args.isolation)
+    skipped = len(suite.select(tags=args.tag)) - len(suite.select(tags=args.tag, offline=True))
+    if args.offline and skipped:
+        print(f"--offline: skipping {skipped} task(s) graded by a model API", file=sys.stderr)
+    git = GitInfo(commit=gitio.head_commit(ledger.repo), dirty=gitio.is_dirty(ledger.repo))
+    progress: Any = _BarProgress() if sys.stderr.isatty() else _PlainProgress()
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # a cancelled CI job keeps its partial run too
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        run = runner.run_suite(suite, args.agent, options, tags=args.tag, limit=args.limit,
+                               shard=shard, progress=progress, git=git)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if isinstance(progress, _BarProgress):
+            progress.stop()
+    if not run.results and not run.interrupted:
+        raise MeridianError(f"{args.suite}: no task selected (check --tag, --limit and --shard)")
+    _store_and_report(ledger, run, args)
+    if run.interrupted:
+        print(f"interrupted: partial run saved as {run.run_id}", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from meridian.evals import run as runfile
+    from meridian.evals.runner import new_run_id
+
+    ledger = _ledger()
+    runs = [_load_ref(ledger, ref)[0] for ref in args.runs]
+    merged = runfile.merge(runs).model_copy(update={"run_id": new_run_id()})
+    _store_and_report(ledger, merged, args)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.evals import store
+
+    ledger = _ledger()
+    entries = list(reversed(store.index(ledger, include_pruned=args.all)))
+    if args.limit is not None:
+        entries = entries[: max(0, args.limit)]
+    pinned: dict[str, list[str]] = {}
+    for baseline in store.baselines(ledger):
+        if baseline.run_id:
+            pinned.setdefault(baseline.run_id, []).append(baseline.name)
+    if args.json:
+        for entry in entries:
+            row = {"ts": entry.ts, **entry.data.model_dump(mode="json"), "pruned": entry.pruned,
+                   "baselines": pinned.get(entry.run_id, [])}
+            print(json.dumps(row, sort_keys=True, ensure_ascii=False))
+        return 0
+    if not entries:
+        print("no runs (run `meridian eval run SUITE --agent A`)")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("run", "committed (UTC)", "suite", "agent", "passed", "infra", "cost", "notes"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        d = entry.data
+        notes = [f"baseline:{name}" for name in pinned.get(entry.run_id, [])]
+        notes += [f"shard {d.shard}"] if d.shard else []
+        notes += [f"{d.epochs} epochs"] if d.epochs > 1 else []
+        notes += ["interrupted"] if d.interrupted else []
+        notes += ["pruned"] if entry.pruned else []
+        notes += ["dirty"] if d.dirty else []
+        table.add_row(d.run_id, entry.ts[:16].replace("T", " "), d.suite,
+                      f"{d.agent}@{d.agent_version}", f"{d.passed}/{d.passed + d.failed}",
+                      str(d.infra_errors), f"${d.cost_usd:.4f}", " ".join(notes))
+    Console(soft_wrap=True).print(table)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.evals import run as runfile
+
+    run, label = _load_ref(None, args.run)
+    if args.json:
+        print(json.dumps(runfile.to_document(run), indent=2, ensure_ascii=False))
+        return 0
+    for line in _summary_lines(run):
+        print(line)
+    git = run.git
+    print(f"suite {run.suite.name} ({run.suite.hash[:12]})  agent spec {run.agent.spec}"
+          + (f"  commit {(git.commit or 'none')[:12]}{' (dirty)' if git.dirty else ''}" if git else ""))
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("task", "status", "passed", "steps", "cost", "failing graders / error"):
+        table.add_column(column, overflow="fold")
+    for entry in run.results:
+        trials = entry.trials
+        steps = "/".join(str(len(t.trajectory.steps)) for t in trials if t.trajectory) or "-"
+        cost = sum(t.trajectory.cost_usd for t in trials if t.trajectory)
+        failing = sorted({s.name for t in trials for s in t.scores if not s.passed})
+        errors = sorted({t.error for t in trials if t.error})
+        table.add_row(entry.task_id, entry.status, f"{entry.passes}/{len(entry.graded)}", steps,
+                      f"${cost:.4f}", ", ".join(failing + errors))
+    Console(soft_wrap=True).print(table)
+    return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.errors import MeridianError
+
+    run, label = _load_ref(None, args.run)
+    entry = run.entry(args.task)
+    if entry is None:
+        known = ", ".join(e.task_id for e in run.results[:10])
+        raise MeridianError(f"run {label} has no task {args.task!r} (tasks: {known}"
+                            + (", ..." if len(run.results) > 10 else "") + ")")
+    trials = [t for t in entry.trials if args.epoch is None or t.epoch == args.epoch]
+    if not trials:
+        raise MeridianError(f"task {args.task!r} in run {label} has no epoch {args.epoch}")
+    if args.json:
+        _print_json([t.model_dump(mode="json") for t in trials])
+        return 0
+
+    def show(value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 400 else text[:400] + " ..."
+
+    print(f"task {entry.task_id}  run {label}  {run.agent.name}@{run.agent.version}")
+    print(f"input: {show(entry.task.input)}")
+    print(f"expected: {show(entry.task.expected)}")
+    for trial in trials:
+        print()
+        print(f"epoch {trial.epoch}: {trial.status}"
+              + (f" after {trial.attempts} attempts" if trial.attempts > 1 else "")
+              + (f"  ({trial.error})" if trial.error else ""))
+        traj = trial.trajectory
+        if traj is not None:
+            for step in traj.steps:
+                timing = f" {step.latency_s:.3f}s" if run.timings else ""
+                print(f"  #{step.index} {step.kind} {step.name}{timing} ${step.cost_usd:.4f}"
+                      + (f"  ERROR {step.error}" if step.error else ""))
+                print(f"      input:  {show(step.input)}")
+                print(f"      output: {show(step.output)}")
+            print(f"  final output: {show(traj.final_output)}"
+                  + ("" if traj.completed else "  (did not complete)"))
+        for score in trial.scores:
+            print(f"  {'pass' if score.passed else 'FAIL'} {score.name} {score.value:.2f}"
+                  f"  {score.detail}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from meridian.evals import compare as cmp
+
+    ledger = None
+    a, a_label = _load_ref(ledger, args.a)
+    b, b_label = _load_ref(ledger, args.b)
+    result = cmp.compare(a, b, a_ref=a_label, b_ref=b_label, force=args.force)
+    fmt = "json" if args.json else args.format
+    render = {"text": cmp.render_text, "json": cmp.render_json, "markdown": cmp.render_markdown}
+    print(render[fmt](result), end="")
+    return 1 if args.fail_on_regression and cmp.gate_failed(result) else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from meridian.evals.report import render_html
+
+    run, label = _load_ref(None, args.run)
+    _write_file(args.html, render_html(run))
+    print(f"wrote {args.html} (run {label})")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from meridian.evals import store
+
+    run, label = _load_ref(None, args.run)
+    _write_file(args.path, store.checked_bytes(store.redacted(run), portable=True))
+    print(f"wrote {args.path} (run {label})")
+    return 0
+
+
+def _graders(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.evals import graders
+
+    for name in graders.names():
+        info = graders.get(name)
+        if args.json:
+            print(json.dumps({"name": name, "kind": info.kind, "description": info.description,
+                              "arguments": info.argument_names(), "network": info.network},
+                             sort_keys=True))
+        else:
+            print(f"{name:<24}{info.kind:<13}{info.description}")
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from meridian.evals import store
+
+    retired = store.prune(_ledger(), args.keep)
+    if args.json:
+        _print_json({"pruned": retired, "keep": args.keep})
+    elif retired:
+        print(f"pruned {len(retired)} run(s): {', '.join(retired)} (hidden from listings; the "
+              "append-only state branch keeps their documents)")
+    else:
+        print("nothing to prune")
+    return 0

@@ -1,0 +1,383 @@
+"""The run file: a versioned, byte-deterministic record of one evaluation run.
+
+    {
+      "version": 1,                       always first; readers refuse newer versions
+      "agent": {"name", "version", "spec"},
+      "created_at", "duration_s", "git": {"commit", "dirty"}, "run_id",
+      "interrupted", "merged_from", "settings": {...}, "suite": {"name", "hash", "path"},
+      "summary": {...}, "timings": true,
+      "results": [ one block per task, in suite order:
+        {"index", "task": <definition, graders with args>, "trials": [<TaskResult per epoch>]}
+      ]
+    }
+
+Serialisation (``dumps``) is pretty-printed JSON with ``version`` first and every other
+key sorted at every depth, tasks in suite order and trials in epoch order, so the same
+``Run`` always gives the same bytes and a change to one task changes only that task's
+block (and the summary).
+
+Wall-clock fields (``run_id``, ``created_at``, ``duration_s``, ``git``, ``merged_from``,
+step and trajectory latencies, the p95 latency) differ between two runs that produced
+identical results. The run committed to the state branch keeps them; the *portable*
+form written into the working tree (``eval run --save``, ``eval export``) drops them
+and says so with ``"timings": false``. So re-running an unchanged agent rewrites a
+byte-identical file, and a pull request that changes the agent shows only the tasks
+whose results changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from meridian.errors import MeridianError
+from meridian.evals import stats
+from meridian.evals.types import Task, TaskResult
+
+RUN_VERSION = 1
+
+# version n -> a function turning a version-n document into a version-(n+1) one.
+# Version 1 is the first format; changing the format bumps RUN_VERSION and adds the
+# step from the previous version here, so every older file still reads.
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+# Keys dropped from trajectories and steps in the portable form (wall-clock noise).
+_TIMING_KEYS = ("latency_s", "started_at")
+
+
+class RunFileError(MeridianError):
+    """A run file that cannot be read (corrupt, not a run, or from a newer Meridian)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SuiteInfo(_Strict):
+    name: str
+    hash: str
+    path: str | None = None
+
+
+class AgentInfo(_Strict):
+    name: str
+    version: str
+    spec: str
+
+
+class GitInfo(_Strict):
+    """The user's code the agent was measured at: HEAD and whether the tree was dirty."""
+
+    commit: str | None
+    dirty: bool
+
+
+class ShardInfo(_Strict):
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> ShardInfo:
+        if self.index > self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: index exceeds count")
+        return self
+
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+class Settings(_Strict):
+    """What selected and shaped the run (what ``eval run`` was asked to do)."""
+
+    epochs: int = Field(default=1, ge=1)
+    offline: bool = False
+    isolation: bool = True
+    tags: list[str] = Field(default_factory=list)
+    limit: int | None = None
+    shard: ShardInfo | None = None
+
+
+class TaskEntry(_Strict):
+    """One task of the suite and its trials (one ``TaskResult`` per epoch)."""
+
+    index: int = Field(ge=0)  # position in the suite, so shards merge back in order
+    task: Task
+    trials: list[TaskResult] = Field(default_factory=list)
+
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
+    @property
+    def graded(self) -> list[TaskResult]:
+        """Trials that got a verdict (infra errors excluded)."""
+        return [t for t in self.trials if t.status != "infra_error"]
+
+    @property
+    def passes(self) -> int:
+        return sum(1 for t in self.trials if t.status == "pass")
+
+    @property
+    def infra_errors(self) -> int:
+        return sum(1 for t in self.trials if t.status == "infra_error")
+
+    @property
+    def pass_rate(self) -> float | None:
+        graded = len(self.graded)
+        return self.passes / graded if graded else None
+
+    @property
+    def status(self) -> str:
+        """``pass`` / ``fail`` (all graded trials agree), ``flaky`` (they do not),
+        or ``infra_error`` (no trial got a verdict)."""
+        rate = self.pass_rate
+        if rate is None:
+            return "infra_error"
+        return "pass" if rate == 1.0 else "fail" if rate == 0.0 else "flaky"
+
+
+class Summary(_Strict):
+    tasks: int
+    trials: int
+    passed: int
+    failed: int
+    infra_errors: int
+    pass_rate: float | None  # passed / graded trials
+    pass_at_k: dict[str, float] = Field(default_factory=dict)
+    pass_hat_k: dict[str, float] = Field(default_factory=dict)
+    cost_usd: float
+    tokens: int
+    median_steps: float | None
+    tool_error_rate: float | None
+    p95_latency_s: float | None
+
+
+class Run(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = RUN_VERSION
+    run_id: str | None = None
+    created_at: str | None = None
+    duration_s: float | None = None
+    git: GitInfo | None = None
+    suite: SuiteInfo
+    agent: AgentInfo
+    settings: Settings
+    merged_from: list[str] = Field(default_factory=list)
+    interrupted: bool = False
+    timings: bool = True
+    summary: Summary
+    results: list[TaskEntry]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Bring an older run file up to RUN_VERSION; refuse one from a newer Meridian."""
+        if not isinstance(data, dict):
+            return data
+        version = data.get("version", RUN_VERSION)  # absent only when built in code
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ValueError(f"version: expected a run-file version >= 1, got {version!r}")
+        if version > RUN_VERSION:
+            raise ValueError(
+                f"run-file version {version} is newer than this Meridian reads "
+                f"({RUN_VERSION}); upgrade Meridian"
+            )
+        while version < RUN_VERSION:
+            data = _MIGRATIONS[version](dict(data))
+            version = data["version"]
+        return data
+
+    def entry(self, task_id: str) -> TaskEntry | None:
+        return next((e for e in self.results if e.task_id == task_id), None)
+
+    def trials(self) -> list[TaskResult]:
+        return [trial for entry in self.results for trial in entry.trials]
+
+    def portable(self) -> Run:
+        """This run without wall-clock and identity fields (see the module docstring)."""
+        return self.model_copy(update={
+            "run_id": None, "created_at": None, "duration_s": None, "git": None,
+            "merged_from": [], "timings": False,
+            "summary": summarize(self.results, self.settings.epochs, timings=False),
+        })
+
+
+# --- summary ------------------------------------------------------------------------
+
+
+def summarize(results: Sequence[TaskEntry], epochs: int, *, timings: bool = True) -> Summary:
+    trials = [trial for entry in results for trial in entry.trials]
+    graded = [t for t in trials if t.status != "infra_error"]
+    passed = sum(1 for t in graded if t.status == "pass")
+    trajectories = [t.trajectory for t in graded if t.trajectory is not None]
+    tool_steps = [step for traj in trajectories for step in traj.tool_steps]
+    pass_at: dict[str, float] = {}
+    pass_hat: dict[str, float] = {}
+    for k in range(1, epochs + 1):
+        eligible = [e for e in results if len(e.graded) >= k]
+        if not eligible:
+            continue
+        pass_at[str(k)] = _mean([stats.pass_at_k(len(e.graded), e.passes, k) for e in eligible])
+        pass_hat[str(k)] = _mean([stats.pass_hat_k(len(e.graded), e.passes, k) for e in eligible])
+    return Summary(
+        tasks=len(results),
+        trials=len(trials),
+        passed=passed,
+        failed=len(graded) - passed,
+        infra_errors=len(trials) - len(graded),
+        pass_rate=_round(passed / len(graded)) if graded else None,
+        pass_at_k=pass_at,
+        pass_hat_k=pass_hat,
+        cost_usd=_round(sum(t.trajectory.cost_usd for t in trials if t.trajectory), 10),
+        tokens=sum(t.trajectory.tokens for t in trials if t.trajectory),
+        median_steps=stats.median([len(traj.steps) for traj in trajectories]),
+        tool_error_rate=(_round(sum(1 for s in tool_steps if s.failed) / len(tool_steps))
+                         if tool_steps else None),
+        p95_latency_s=(stats.percentile([traj.latency_s for traj in trajectories], 95)
+                       if timings else None),
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return _round(sum(values) / len(values))
+
+
+def _round(value: float, digits: int = 6) -> float:
+    return round(value, digits)
+
+
+# --- serialisation ------------------------------------------------------------------
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def to_document(run: Run) -> dict[str, Any]:
+    """The JSON document of ``run``: ``version`` first, every other key sorted."""
+    data = run.model_dump(mode="json")
+    if not run.timings:
+        for entry in data["results"]:
+            for trial in entry["trials"]:
+                trajectory = trial.get("trajectory")
+                if trajectory:
+                    for key in _TIMING_KEYS:
+                        trajectory.pop(key, None)
+                    for step in trajectory["steps"]:
+                        for key in _TIMING_KEYS:
+                            step.pop(key, None)
+    ordered = _sorted(data)
+    return {"version": ordered.pop("version"), **ordered}
+
+
+def dumps(run: Run) -> bytes:
+    """Byte-deterministic serialisation: equal runs give equal bytes."""
+    text = json.dumps(to_document(run), indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def export_bytes(run: Run) -> bytes:
+    """The portable run file for the working tree (no wall-clock fields)."""
+    return dumps(run.portable())
+
+
+def loads(data: bytes | str, source: str) -> Run:
+    """Parse a run file; RunFileError names ``source`` and the problem."""
+    try:
+        raw = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunFileError(f"{source}: not valid JSON ({exc})") from None
+    if not isinstance(raw, dict) or "results" not in raw:
+        raise RunFileError(f"{source}: not a Meridian run file (no 'results')")
+    if "version" not in raw:
+        raise RunFileError(f"{source}: version: missing (every run file starts with its version)")
+    try:
+        return Run.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise RunFileError(f"{source}: {field + ': ' if field else ''}{message}") from None
+
+
+# --- merging shards -----------------------------------------------------------------
+
+
+def merge(runs: Sequence[Run]) -> Run:
+    """Join the shard runs of one suite into the run an unsharded invocation makes.
+
+    Refuses anything that would not be that run: a run that is not a shard, shards of
+    different suites, agents or settings, a shard given twice, or a missing shard.
+    """
+    if not runs:
+        raise MeridianError("merge needs at least one shard run")
+    label = [run.run_id or f"#{i + 1}" for i, run in enumerate(runs)]
+    for name, run in zip(label, runs, strict=True):
+        if run.settings.shard is None:
+            raise MeridianError(f"run {name} is not a shard (run with --shard i/n)")
+    first = runs[0]
+    assert first.settings.shard is not None
+    count = first.settings.shard.count
+    for name, run in zip(label, runs, strict=True):
+        assert run.settings.shard is not None
+        for what, mine, theirs in (
+            ("suite hash", run.suite.hash, first.suite.hash),
+            ("agent", run.agent, first.agent),
+            ("shard count", run.settings.shard.count, count),
+            ("settings", run.settings.model_copy(update={"shard": None}),
+             first.settings.model_copy(update={"shard": None})),
+        ):
+            if mine != theirs:
+                raise MeridianError(f"run {name} differs from run {label[0]} in {what}; "
+                                    "only shards of one invocation merge")
+    seen: dict[int, str] = {}
+    for name, run in zip(label, runs, strict=True):
+        assert run.settings.shard is not None
+        index = run.settings.shard.index
+        if index in seen:
+            raise MeridianError(f"shard {index}/{count} given twice (runs {seen[index]} and {name})")
+        seen[index] = name
+    missing = [str(i) for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise MeridianError(f"missing shard(s) {', '.join(f'{m}/{count}' for m in missing)}")
+    positions: dict[int, str] = {}
+    for name, run in zip(label, runs, strict=True):
+        for entry in run.results:
+            if entry.index in positions:
+                raise MeridianError(f"task {entry.task_id!r} appears in runs {positions[entry.index]} "
+                                    f"and {name}; shards overlap")
+            positions[entry.index] = name
+    results = sorted((entry for run in runs for entry in run.results), key=lambda e: e.index)
+    commits = {run.git.commit for run in runs if run.git is not None}
+    if len(commits) > 1:
+        raise MeridianError("shards were run at different commits: " + ", ".join(
+            sorted(c or "none" for c in commits)))
+    gits = [run.git for run in runs if run.git is not None]
+    timings = all(run.timings for run in runs)
+    created = sorted(run.created_at for run in runs if run.created_at)
+    durations = [run.duration_s for run in runs if run.duration_s is not None]
+    return Run(
+        created_at=created[0] if created else None,
+        duration_s=max(durations) if durations else None,
+        git=GitInfo(commit=gits[0].commit, dirty=any(g.dirty for g in gits)) if gits else None,
+        suite=first.suite,
+        agent=first.agent,
+        settings=first.settings.model_copy(update={"shard": None}),
+        merged_from=[run.run_id for run in sorted(runs, key=_shard_index) if run.run_id],
+        interrupted=any(run.interrupted for run in runs),
+        timings=timings,
+        summary=summarize(results, first.settings.epochs, timings=timings),
+        results=results,
+    )
+
+
+def _shard_index(run: Run) -> int:
+    return run.settings.shard.index if run.settings.shard else 0

@@ -1,0 +1,528 @@
+"""The runner: every selected task (times ``epochs``) through the agent, graded, in order.
+
+Isolation (the default): tasks run in worker processes started with the ``spawn``
+context (a clean interpreter, the parent's current directory and environment; no
+forked locks or sockets). Each worker loads the agent once, then takes one task at a
+time over a pipe, runs it, grades the trajectory and sends back the result. A task
+that overruns its ``timeout_s`` is *stopped*: its worker (and the worker's whole
+process group, so an agent's own subprocesses too) is killed with SIGKILL and a fresh
+worker takes its place. A hung agent therefore cannot outlive its run.
+
+Failures:
+- the agent raises: an infra error for that trial, the run goes on;
+- the agent raises a transient error (``ConnectionError``, ``TimeoutError``,
+  ``TransientError`` below, an exception with ``transient = True``, or an SDK's
+  rate-limit / connection / overload error): retried with exponential backoff, up to
+  ``max_attempts`` tries, each with a full timeout;
+- a worker dies (segfault, ``os._exit``): an infra error, and the worker is replaced;
+- a timeout: an infra error saying the worker was killed (``types.task_status``
+  treats every harness-level failure as an infra error, never as a failing grade).
+
+Results are collected by (task, epoch) and emitted in suite order whatever order they
+completed in. Ctrl-C stops the workers and returns the partial run marked
+``interrupted``.
+
+``isolation=False`` runs tasks on threads in this process: no spawn cost (useful to
+measure an agent or debug it), but a timeout cannot be enforced there. A trial that
+overran is recorded as timed out when it returns; one that never returns hangs the run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_connections
+from typing import Any, Protocol
+
+from meridian.errors import MeridianError
+from meridian.evals import run as runfile
+from meridian.evals.recorder import describe_exception
+from meridian.evals.types import Task, TaskResult, Trajectory
+
+# Exception class names (anywhere in the MRO) of SDK errors worth a retry, matched by
+# name so the runner imports no SDK.
+TRANSIENT_NAMES = frozenset({
+    "RateLimitError", "APIConnectionError", "APITimeoutError", "InternalServerError",
+    "OverloadedError", "ServiceUnavailableError", "ConnectTimeout", "ReadTimeout",
+})
+WORKER_STARTUP_TIMEOUT_S = 120.0
+
+
+class TransientError(Exception):
+    """Raise from an agent for a failure worth retrying (rate limit, dropped connection)."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionError | TimeoutError | TransientError):
+        return True
+    if getattr(exc, "transient", False) is True:
+        return True
+    return any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    workers: int = 4
+    epochs: int = 1
+    offline: bool = False
+    isolation: bool = True
+    max_attempts: int = 3
+    retry_backoff_s: float = 1.0  # wait before the 2nd try; doubles for each further try
+    grading_timeout_s: float = 600.0  # graders may call a model API (llm_judge)
+
+
+class Progress(Protocol):
+    def started(self, total: int) -> None: ...
+
+    def finished(self, result: TaskResult, done: int, total: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Job:
+    number: int  # position in the job list
+    index: int  # the task's position in the suite
+    task: Task
+    epoch: int
+
+
+def select_tasks(
+    tasks: Sequence[Task],
+    *,
+    shard: runfile.ShardInfo | None = None,
+) -> list[tuple[int, Task]]:
+    """(position in ``tasks``, task) for the shard's slice, in order.
+
+    Shards take every n-th task (round robin on suite order), so each shard gets a mix
+    of the suite rather than one contiguous stretch of similar tasks, and the slice
+    depends only on the task list: shard i of n is the same on every machine.
+    """
+    numbered = list(enumerate(tasks))
+    if shard is None:
+        return numbered
+    return [(i, task) for i, task in numbered if i % shard.count == shard.index - 1]
+
+
+# --- the worker process -------------------------------------------------------------
+
+
+def _run_agent(agent: Any, task: Task) -> tuple[str, Any, float]:
+    """("ok", trajectory, seconds) | ("transient" | "error", message, seconds)."""
+    started = time.perf_counter()
+    try:
+        produced = agent.run(task)
+        elapsed = time.perf_counter() - started
+        trajectory = produced if isinstance(produced, Trajectory) else Trajectory.model_validate(produced)
+    except Exception as exc:  # noqa: BLE001 - any agent failure is data, not a crash
+        kind = "transient" if is_transient(exc) else "error"
+        return kind, describe_exception(exc), time.perf_counter() - started
+    if trajectory.latency_s == 0.0:
+        # The agent did not time itself (a JSON agent, say): use the runner's clock.
+        trajectory = trajectory.model_copy(update={"latency_s": round(elapsed, 6)})
+    return "ok", trajectory, elapsed
+
+
+def _worker_main(conn: Connection, agent_spec: str, offline: bool) -> None:
+    # A process group of its own: killing the group takes the agent's subprocesses
+    # with it, and a Ctrl-C at the terminal reaches only the parent, which decides.
+    os.setpgrp()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from meridian.evals.agents import load_agent
+    from meridian.evals.graders import grade_task
+
+    try:
+        agent = load_agent(agent_spec)
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        conn.send(("load_error", describe_exception(exc)))
+        return
+    conn.send(("ready",))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if message is None:
+            return
+        number, task = message
+        kind, payload, _ = _run_agent(agent, task)
+        conn.send(("ran", number, kind, payload))
+        if kind == "ok":
+            try:
+                graded = grade_task(task, payload, offline=offline)
+                # The parent already holds the trajectory: do not pickle it twice.
+                conn.send(("graded", number, graded.model_copy(update={"trajectory": None})))
+            except Exception as exc:  # noqa: BLE001
+                conn.send(("grade_error", number, describe_exception(exc)))
+
+
+# --- the parent side ----------------------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    process: Any  # multiprocessing SpawnProcess
+    conn: Connection
+    ready: bool = False
+    job: Job | None = None
+    attempt: int = 0
+    deadline: float = 0.0
+    grading: bool = False
+    trajectory: Trajectory | None = None
+
+    @property
+    def pid(self) -> int:
+        return int(self.process.pid)
+
+
+@dataclass
+class _Pending:
+    job: Job
+    attempt: int = 1
+    not_before: float = 0.0
+
+
+def kill_process_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` (a worker and any children it spawned)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)  # before setpgrp ran, the group did not exist yet
+    except ProcessLookupError:
+        pass
+
+
+@dataclass
+class _Collector:
+    total: int
+    progress: Progress | None
+    results: dict[int, TaskResult] = field(default_factory=dict)
+
+    def add(self, job: Job, result: TaskResult) -> None:
+        self.results[job.number] = result
+        if self.progress is not None:
+            self.progress.finished(result, len(self.results), self.total)
+
+
+class _ProcessPool:
+    """Worker processes that can each be killed and replaced on their own."""
+
+    def __init__(self, agent_spec: str, options: RunOptions, collector: _Collector) -> None:
+        self.agent_spec = agent_spec
+        self.options = options
+        self.collector = collector
+        self.context = multiprocessing.get_context("spawn")
+        self.workers: list[_Worker] = []
+        self.pending: deque[_Pending] = deque()
+
+    def _spawn(self) -> _Worker:
+        parent_end, child_end = self.context.Pipe()
+        process = self.context.Process(
+            target=_worker_main, args=(child_end, self.agent_spec, self.options.offline),
+            daemon=True, name="meridian-eval-worker",
+        )
+        process.start()
+        child_end.close()
+        worker = _Worker(process=process, conn=parent_end,
+                         deadline=time.monotonic() + WORKER_STARTUP_TIMEOUT_S)
+        self.workers.append(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        kill_process_group(worker.pid)
+        worker.process.join()
+        worker.conn.close()
+        self.workers.remove(worker)
+
+    def run(self, jobs: Sequence[Job]) -> None:
+        self.pending.extend(_Pending(job) for job in jobs)
+        try:
+            self._loop()
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        for worker in self.workers:
+            if worker.job is None:
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 2.0
+        for worker in list(self.workers):
+            if worker.job is None:
+                worker.process.join(max(0.0, deadline - time.monotonic()))
+            self._retire(worker)
+
+    def _wanted_workers(self) -> int:
+        busy = sum(1 for w in self.workers if w.job is not None)
+        return min(self.options.workers, busy + len(self.pending))
+
+    def _loop(self) -> None:
+        while self.pending or any(w.job is not None for w in self.workers):
+            while len(self.workers) < self._wanted_workers():
+                self._spawn()
+            self._dispatch()
+            now = time.monotonic()
+            waits = [w.deadline for w in self.workers if w.job is not None or not w.ready]
+            waits += [p.not_before for p in self.pending if p.not_before > now]
+            timeout = max(0.0, min(waits) - now) if waits else None
+            handles: list[Any] = [w.conn for w in self.workers]
+            handles += [w.process.sentinel for w in self.workers]
+            wait_connections(handles, timeout)
+            for worker in list(self.workers):
+                self._service(worker)
+
+    def _dispatch(self) -> None:
+        now = time.monotonic()
+        idle = [w for w in self.workers if w.ready and w.job is None]
+        for worker in idle:
+            item = next((p for p in self.pending if p.not_before <= now), None)
+            if item is None:
+                return
+            self.pending.remove(item)
+            worker.job, worker.attempt, worker.grading = item.job, item.attempt, False
+            worker.deadline = time.monotonic() + item.job.task.effective_timeout_s()
+            worker.conn.send((item.job.number, item.job.task))
+
+    def _service(self, worker: _Worker) -> None:
+        try:
+            while worker.conn.poll():
+                self._handle(worker, worker.conn.recv())
+                if worker not in self.workers:
+                    return
+        except (EOFError, OSError):
+            pass
+        if worker not in self.workers:
+            return
+        if not worker.process.is_alive():
+            self._worker_died(worker)
+        elif time.monotonic() >= worker.deadline and (worker.job is not None or not worker.ready):
+            self._overran(worker)
+
+    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+        tag = message[0]
+        if tag == "ready":
+            worker.ready = True
+            return
+        if tag == "load_error":
+            raise MeridianError(f"agent {self.agent_spec!r} failed to load in a worker: {message[1]}")
+        job, attempt = worker.job, worker.attempt
+        assert job is not None and message[1] == job.number
+        if tag == "ran":
+            kind, payload = message[2], message[3]
+            if kind == "ok":
+                worker.grading, worker.trajectory = True, payload
+                worker.deadline = time.monotonic() + self.options.grading_timeout_s
+                return
+            if kind == "transient" and attempt < self.options.max_attempts:
+                delay = self.options.retry_backoff_s * 2 ** (attempt - 1)
+                self.pending.appendleft(_Pending(job, attempt + 1, time.monotonic() + delay))
+                self._free(worker)
+                return
+            prefix = f"transient error persisted after {attempt} attempts: " if kind == "transient" else ""
+            self._finish(worker, _infra(job, prefix + str(payload), attempt))
+        elif tag == "graded":
+            graded: TaskResult = message[2]
+            self._finish(worker, graded.model_copy(update={
+                "trajectory": worker.trajectory, "epoch": job.epoch, "attempts": attempt}))
+        elif tag == "grade_error":
+            self._finish(worker, _infra(job, f"grading failed: {message[2]}", attempt,
+                                        worker.trajectory))
+
+    def _free(self, worker: _Worker) -> None:
+        worker.job, worker.grading, worker.trajectory = None, False, None
+
+    def _finish(self, worker: _Worker, result: TaskResult) -> None:
+        assert worker.job is not None
+        job = worker.job
+        self._free(worker)
+        self.collector.add(job, result)
+
+    def _worker_died(self, worker: _Worker) -> None:
+        job, attempt, code = worker.job, worker.attempt, worker.process.exitcode
+        self._retire(worker)
+        if job is None:
+            if not worker.ready:
+                raise MeridianError(f"agent {self.agent_spec!r}: a worker exited with code "
+                                    f"{code} while loading it")
+            return
+        self.collector.add(job, _infra(job, f"worker process died (exit code {code})", attempt,
+                                       worker.trajectory))
+
+    def _overran(self, worker: _Worker) -> None:
+        job, attempt = worker.job, worker.attempt
+        self._retire(worker)
+        if job is None:
+            raise MeridianError(f"agent {self.agent_spec!r} did not load in a worker within "
+                                f"{WORKER_STARTUP_TIMEOUT_S:.0f}s")
+        if worker.grading:
+            error = f"grading timed out after {self.options.grading_timeout_s:g}s; worker killed"
+        else:
+            error = f"timed out after {job.task.effective_timeout_s():g}s; worker killed"
+        self.collector.add(job, _infra(job, error, attempt, worker.trajectory))
+
+
+def _infra(job: Job, error: str, attempts: int, trajectory: Trajectory | None = None) -> TaskResult:
+    return TaskResult(task_id=job.task.id, epoch=job.epoch, status="infra_error", scores=[],
+                      trajectory=trajectory, error=error, attempts=attempts)
+
+
+# --- in-process execution (no isolation) ----------------------------------------------
+
+
+def _run_in_process(agent: Any, jobs: Sequence[Job], options: RunOptions,
+                    collector: _Collector) -> None:
+    from meridian.evals.graders import grade_task
+
+    def attempt_job(job: Job) -> TaskResult:
+        attempt = 1
+        while True:
+            kind, payload, elapsed = _run_agent(agent, job.task)
+            timeout = job.task.effective_timeout_s()
+            if kind == "ok" and elapsed > timeout:
+                return _infra(job, f"timed out after {timeout:g}s (ran {elapsed:.2f}s; "
+                              "not stopped: --no-isolation)", attempt, payload)
+            if kind == "ok":
+                return grade_task(job.task, payload, offline=options.offline, epoch=job.epoch,
+                                  attempts=attempt)
+            if kind == "transient" and attempt < options.max_attempts:
+                time.sleep(options.retry_backoff_s * 2 ** (attempt - 1))
+                attempt += 1
+                continue
+            prefix = f"transient error persisted after {attempt} attempts: " if kind == "transient" else ""
+            return _infra(job, prefix + str(payload), attempt)
+
+    if options.workers <= 1:
+        for job in jobs:
+            collector.add(job, attempt_job(job))
+        return
+    executor = ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="meridian-eval")
+    try:
+        futures: dict[Future[TaskResult], Job] = {executor.submit(attempt_job, j): j for j in jobs}
+        remaining = set(futures)
+        while remaining:
+            done, remaining = wait_futures(remaining, return_when=FIRST_COMPLETED)
+            for future in done:
+                collector.add(futures[future], future.result())
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+# --- the run ------------------------------------------------------------------------
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    agent_spec: str,
+    options: RunOptions,
+    *,
+    progress: Progress | None = None,
+    shard: runfile.ShardInfo | None = None,
+    agent: Any = None,
+) -> tuple[list[runfile.TaskEntry], bool]:
+    """Run ``tasks`` (already filtered, in suite order); (entries in order, interrupted).
+
+    ``agent`` is the loaded agent for in-process runs (loaded from ``agent_spec`` when
+    omitted); workers always load their own from ``agent_spec``.
+    """
+    if options.epochs < 1:
+        raise MeridianError(f"--epochs must be at least 1, got {options.epochs}")
+    if options.workers < 1:
+        raise MeridianError(f"--workers must be at least 1, got {options.workers}")
+    selected = select_tasks(tasks, shard=shard)
+    # Epoch-major order: an interrupted run has covered as many tasks as possible.
+    jobs = [Job(number=n, index=index, task=task, epoch=epoch)
+            for n, (epoch, (index, task)) in enumerate(
+                (epoch, item) for epoch in range(options.epochs) for item in selected)]
+    collector = _Collector(total=len(jobs), progress=progress)
+    if progress is not None:
+        progress.started(len(jobs))
+    interrupted = False
+    try:
+        if options.isolation:
+            _ProcessPool(agent_spec, options, collector).run(jobs)
+        else:
+            if agent is None:
+                from meridian.evals.agents import load_agent
+
+                agent = load_agent(agent_spec)
+            _run_in_process(agent, jobs, options, collector)
+    except KeyboardInterrupt:
+        interrupted = True
+    return _entries(selected, jobs, collector.results), interrupted
+
+
+def _entries(selected: Iterable[tuple[int, Task]], jobs: Sequence[Job],
+             results: dict[int, TaskResult]) -> list[runfile.TaskEntry]:
+    trials: dict[int, list[TaskResult]] = {}
+    for job in jobs:
+        if job.number in results:
+            trials.setdefault(job.index, []).append(results[job.number])
+    return [
+        runfile.TaskEntry(index=index, task=task,
+                          trials=sorted(trials[index], key=lambda t: t.epoch))
+        for index, task in selected if index in trials
+    ]
+
+
+def run_suite(
+    suite: Any,
+    agent_spec: str,
+    options: RunOptions,
+    *,
+    tags: Sequence[str] = (),
+    limit: int | None = None,
+    shard: runfile.ShardInfo | None = None,
+    progress: Progress | None = None,
+    git: runfile.GitInfo | None = None,
+) -> runfile.Run:
+    """Run a loaded suite (``meridian.evals.suite.Suite``) and build its Run.
+
+    Selection: ``tags`` (any of), tasks needing the network dropped when offline, the
+    first ``limit``, then the shard's slice. ``suite.hash`` covers the whole suite, so
+    runs of different selections of one suite still compare task by task.
+    """
+    from meridian.evals.agents import load_agent
+
+    agent = load_agent(agent_spec)
+    tasks = suite.select(tags=tags, limit=limit, offline=options.offline)
+    started_at, started = utc_now(), time.monotonic()
+    entries, interrupted = run_tasks(tasks, agent_spec, options, progress=progress, shard=shard,
+                                     agent=agent)
+    # Positions in the selection become positions in the suite, so shards merge back
+    # into suite order and runs of different selections line up.
+    position = {task.id: i for i, task in enumerate(suite.tasks)}
+    entries = [entry.model_copy(update={"index": position[entry.task_id]}) for entry in entries]
+    return runfile.Run(
+        run_id=new_run_id(),
+        created_at=started_at,
+        duration_s=round(time.monotonic() - started, 3),
+        git=git,
+        suite=runfile.SuiteInfo(name=suite.name, hash=suite.hash, path=str(suite.path)),
+        agent=runfile.AgentInfo(name=str(agent.name), version=str(agent.version), spec=agent_spec),
+        settings=runfile.Settings(epochs=options.epochs, offline=options.offline,
+                                  isolation=options.isolation, tags=sorted(tags), limit=limit,
+                                  shard=shard),
+        interrupted=interrupted,
+        summary=runfile.summarize(entries, options.epochs),
+        results=entries,
+    )

@@ -1,0 +1,305 @@
+"""Evaluation runs on the state branch, and the names that refer to them.
+
+    runs/<run_id>.json                    the run document (immutable)
+    runs/index/<YYYY-MM>/<NNNN>.jsonl     one ``eval.run`` summary record per run
+    runs/pruned/<YYYY-MM>/<NNNN>.jsonl    ``eval.pruned`` tombstones
+    refs/tags/meridian/baseline/<NAME>    a baseline: the state commit that wrote a run
+
+Saving a run is ONE ledger commit holding the document and its index record, with
+``Meridian-Event: eval.run`` and ``Meridian-Run: <id>`` trailers, so listing runs reads
+the index (one small stream) and never opens a run document.
+
+Everything is redacted (``meridian.evals.redact``) before a blob is written, and the
+final bytes are scanned again: a secret never reaches git history.
+
+Pruning: the branch is append-only (``meridian verify`` proves no document is ever
+removed), so ``prune --keep N`` cannot delete a run. It appends an ``eval.pruned``
+record naming the runs it retires; listings and ``latest~N`` skip them. The documents
+stay readable by id (for an audit) until the branch itself is rewritten, which
+Meridian never does. Runs pinned as baselines are never pruned.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from meridian import records
+from meridian.errors import MeridianError
+from meridian.evals import redact
+from meridian.evals import run as runfile
+from meridian.ledger import Ledger, Write
+
+RUNS_DIR = "runs"
+INDEX_STREAM = "runs/index"
+PRUNED_STREAM = "runs/pruned"
+BASELINE_PREFIX = "meridian/baseline/"
+RUN_TRAILER = "Meridian-Run"
+BASELINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_LATEST = re.compile(r"^latest(?:~(\d+))?$")
+
+
+@records.register("eval.run")
+class RunIndexData(BaseModel):
+    """The summary line of one run in ``runs/index``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    path: str
+    suite: str
+    suite_hash: str
+    agent: str
+    agent_version: str
+    agent_spec: str
+    created_at: str | None = None
+    git_commit: str | None = None
+    dirty: bool = False
+    epochs: int = 1
+    shard: str | None = None
+    merged_from: list[str] = []
+    interrupted: bool = False
+    tasks: int
+    trials: int
+    passed: int
+    failed: int
+    infra_errors: int
+    pass_rate: float | None = None
+    cost_usd: float = 0.0
+
+
+@records.register("eval.pruned")
+class PrunedData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_ids: list[str]
+    keep: int
+
+
+@records.register("baseline.pinned")
+class BaselinePinnedData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    run_id: str
+    commit: str
+    previous_run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    ts: str  # when the run was committed
+    data: RunIndexData
+    pruned: bool
+
+    @property
+    def run_id(self) -> str:
+        return self.data.run_id
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    run: runfile.Run  # as committed (redacted)
+    commit: str
+    redactions: redact.Redactions
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    run_id: str | None  # None when the tagged commit did not write a run
+    commit: str
+
+
+def run_path(run_id: str) -> str:
+    return f"{RUNS_DIR}/{run_id}.json"
+
+
+def redacted(run: runfile.Run, found: redact.Redactions | None = None) -> runfile.Run:
+    """``run`` with every secret in it replaced (still a valid run)."""
+    clean = redact.redact(run.model_dump(mode="json"), found)
+    return runfile.Run.model_validate(clean)
+
+
+def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
+    """Serialised ``run``; refuses to return bytes in which a secret is still visible."""
+    data = runfile.export_bytes(run) if portable else runfile.dumps(run)
+    leftovers = redact.find_secrets(data.decode("utf-8"))
+    if leftovers:
+        raise MeridianError(f"run {run.run_id}: refusing to write it: {', '.join(leftovers)} "
+                            "still present after redaction")
+    return data
+
+
+def index_data(run: runfile.Run) -> dict[str, Any]:
+    assert run.run_id is not None
+    summary = run.summary
+    return RunIndexData(
+        run_id=run.run_id, path=run_path(run.run_id), suite=run.suite.name,
+        suite_hash=run.suite.hash, agent=run.agent.name, agent_version=run.agent.version,
+        agent_spec=run.agent.spec, created_at=run.created_at,
+        git_commit=run.git.commit if run.git else None, dirty=bool(run.git and run.git.dirty),
+        epochs=run.settings.epochs,
+        shard=run.settings.shard.label() if run.settings.shard else None,
+        merged_from=run.merged_from, interrupted=run.interrupted, tasks=summary.tasks,
+        trials=summary.trials, passed=summary.passed, failed=summary.failed,
+        infra_errors=summary.infra_errors, pass_rate=summary.pass_rate, cost_usd=summary.cost_usd,
+    ).model_dump(mode="json")
+
+
+def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
+    """Redact ``run`` and commit it with its index record as one commit."""
+    if run.run_id is None:
+        raise MeridianError("a run needs a run_id before it is saved")
+    found = redact.Redactions()
+    clean = redacted(run, found)
+    document = checked_bytes(clean)
+    record = ledger.record("eval.run", index_data(clean))
+    if redact.find_secrets(record.line()):
+        raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")
+    graded = clean.summary.passed + clean.summary.failed
+    summary = (f"eval run {clean.run_id}: {clean.suite.name} {clean.agent.name}@"
+               f"{clean.agent.version} {clean.summary.passed}/{graded} passed"
+               + (" (interrupted)" if clean.interrupted else ""))
+    write = Write(
+        summary=redact.redact_text(summary),
+        blobs={run_path(clean.run_id): document},
+        trailers={"Meridian-Event": "eval.run", RUN_TRAILER: clean.run_id,
+                  "Meridian-Record": record.id},
+    ).add(INDEX_STREAM, record)
+    result = ledger.commit(write)
+    assert result.commit is not None
+    return SavedRun(run=clean, commit=str(result.commit), redactions=found)
+
+
+# --- reading ------------------------------------------------------------------------
+
+
+def index(ledger: Ledger, *, include_pruned: bool = False) -> list[IndexEntry]:
+    """Runs in commit order (oldest first), from the index alone."""
+    pruned: set[str] = set()
+    for record in ledger.records(PRUNED_STREAM):
+        pruned.update(PrunedData.model_validate(record.data).run_ids)
+    entries = [
+        IndexEntry(ts=record.ts, data=RunIndexData.model_validate(record.data),
+                   pruned=record.data.get("run_id") in pruned)
+        for record in ledger.records(INDEX_STREAM)
+        if record.kind == "eval.run"
+    ]
+    entries.sort(key=lambda e: (e.ts, e.run_id))
+    return entries if include_pruned else [e for e in entries if not e.pruned]
+
+
+def load_run(ledger: Ledger, run_id: str) -> runfile.Run:
+    path = run_path(run_id)
+    data = ledger.read(path)
+    if data is None:
+        raise MeridianError(f"run {run_id} is indexed but {ledger.branch}:{path} is missing; "
+                            "run `meridian verify`")
+    return runfile.loads(data, f"{ledger.branch}:{path}")
+
+
+def resolve(ledger: Ledger, ref: str) -> str:
+    """The run id ``ref`` names: ``latest``, ``latest~N``, ``baseline:NAME``, a baseline
+    name, a full id, or a unique id prefix."""
+    every = index(ledger, include_pruned=True)
+    if not every:
+        raise MeridianError(f"no evaluation runs on {ledger.branch} yet "
+                            "(run `meridian eval run SUITE --agent A`)")
+    latest = _LATEST.match(ref)
+    if latest:
+        back = int(latest.group(1) or 0)
+        visible = [e for e in every if not e.pruned]
+        if back >= len(visible):
+            raise MeridianError(f"{ref}: only {len(visible)} run(s) on {ledger.branch}")
+        return visible[-1 - back].run_id
+    if ref.startswith("baseline:"):
+        return _baseline_run(ledger, ref.removeprefix("baseline:"))
+    ids = [e.run_id for e in every]
+    if ref in ids:
+        return ref
+    if ref in ledger.tags(BASELINE_PREFIX):
+        return _baseline_run(ledger, ref)
+    matches = [run_id for run_id in ids if run_id.startswith(ref)] if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise MeridianError(f"run prefix {ref!r} is ambiguous: {', '.join(matches[:5])}"
+                            + (" ..." if len(matches) > 5 else ""))
+    raise MeridianError(f"no run matches {ref!r} (use a run id prefix, latest, latest~N, "
+                        "baseline:NAME; see `meridian eval list`)")
+
+
+def commit_of_run(ledger: Ledger, run_id: str) -> str:
+    """The state commit that wrote run ``run_id``."""
+    for info in ledger.history(grep=f"{RUN_TRAILER}: {run_id}"):
+        trailers = info.trailers
+        if trailers.get(RUN_TRAILER) == run_id and trailers.get("Meridian-Event") == "eval.run":
+            return str(info.oid)
+    raise MeridianError(f"no commit on {ledger.branch} wrote run {run_id}")
+
+
+def _baseline_run(ledger: Ledger, name: str) -> str:
+    tags = ledger.tags(BASELINE_PREFIX)
+    if name not in tags:
+        known = ", ".join(sorted(tags)) or "none"
+        raise MeridianError(f"no baseline named {name!r} (baselines: {known}; "
+                            "pin one with `meridian baseline pin NAME [RUN]`)")
+    run_id = _run_of_commit(ledger, tags[name])
+    if run_id is None:
+        raise MeridianError(f"baseline {name!r} points at {tags[name]}, which wrote no run")
+    return run_id
+
+
+def _run_of_commit(ledger: Ledger, commit: Any) -> str | None:
+    from meridian import gitio
+
+    trailers = gitio.commit_info(ledger.repo, commit).trailers
+    return trailers.get(RUN_TRAILER) if trailers.get("Meridian-Event") == "eval.run" else None
+
+
+# --- baselines and pruning ------------------------------------------------------------
+
+
+def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
+    """Tag the state commit that wrote ``run_id`` as ``meridian/baseline/<name>``."""
+    if not BASELINE_NAME.match(name):
+        raise MeridianError(f"baseline name {name!r}: expected letters, digits, '.', '_' or '-' "
+                            "(starting with a letter or digit)")
+    from meridian import gitio
+
+    commit = commit_of_run(ledger, run_id)
+    previous = ledger.tags(BASELINE_PREFIX).get(name)
+    previous_run = _run_of_commit(ledger, previous) if previous is not None else None
+    ledger.pin_tag(BASELINE_PREFIX + name, gitio.Oid(hex=commit))
+    data: dict[str, Any] = {"name": name, "run_id": run_id, "commit": commit}
+    if previous_run is not None and previous_run != run_id:
+        data["previous_run_id"] = previous_run
+    ledger.emit("baseline.pinned", data, summary=f"baseline {name} -> run {run_id}",
+                trailers={"Meridian-Baseline": name})
+    return Baseline(name=name, run_id=run_id, commit=commit)
+
+
+def baselines(ledger: Ledger) -> list[Baseline]:
+    return [Baseline(name=name, run_id=_run_of_commit(ledger, commit), commit=str(commit))
+            for name, commit in sorted(ledger.tags(BASELINE_PREFIX).items())]
+
+
+def prune(ledger: Ledger, keep: int) -> list[str]:
+    """Retire all but the ``keep`` newest runs (baselines excepted); the retired ids."""
+    if keep < 0:
+        raise MeridianError(f"--keep must be 0 or more, got {keep}")
+    pinned = {b.run_id for b in baselines(ledger)}
+    visible = index(ledger)
+    retire = [e.run_id for e in visible[: max(0, len(visible) - keep)] if e.run_id not in pinned]
+    if not retire:
+        return []
+    record = ledger.record("eval.pruned", {"run_ids": retire, "keep": keep})
+    ledger.commit(Write(
+        summary=f"eval prune: {len(retire)} run(s) retired, {keep} kept",
+        trailers={"Meridian-Event": "eval.pruned", "Meridian-Record": record.id},
+    ).add(PRUNED_STREAM, record))
+    return retire

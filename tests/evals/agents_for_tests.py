@@ -1,0 +1,75 @@
+"""Tiny agents for the runner, store and CLI tests, named as ``agents_for_tests:NAME``.
+
+``ScriptedAgent`` does what the task's ``metadata.behavior`` says, so one suite can
+hold a passing task, a failing one, a raising one and a hanging one:
+
+    pass        answer ``expected`` at once (one tool step)
+    fail        answer something else
+    raise       raise ValueError
+    hang        write the worker's pid to ``metadata.pid_file`` and sleep for an hour
+    spawn_hang  start ``sleep 3600``, write its pid to ``metadata.pid_file``, sleep
+    exit        os._exit(7) (the worker process dies)
+    transient   raise ConnectionError the first ``metadata.failures`` times (counted in
+                the file ``metadata.counter``, since retries may land in another worker)
+    secret      answer ``expected`` with an API key in a tool step's input and output
+    slow        sleep ``metadata.seconds`` then pass
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from meridian.evals.recorder import TrajectoryRecorder
+from meridian.evals.types import Task, Trajectory
+
+PLANTED_KEY = "sk-ant-api03-PLANTEDplantedPLANTED0123456789abcdefXYZ"
+
+
+class ScriptedAgent:
+    name = "scripted"
+    version = "1"
+
+    def run(self, task: Task) -> Trajectory:
+        behavior = str(task.metadata.get("behavior", "pass"))
+        rec = TrajectoryRecorder(task.id)
+        if behavior == "raise":
+            raise ValueError(f"agent broke on {task.id}")
+        if behavior == "exit":
+            os._exit(7)
+        if behavior == "hang":
+            Path(str(task.metadata["pid_file"])).write_text(str(os.getpid()))
+            time.sleep(3600)
+        if behavior == "spawn_hang":
+            child = subprocess.Popen(["sleep", "3600"])
+            Path(str(task.metadata["pid_file"])).write_text(f"{os.getpid()} {child.pid}")
+            time.sleep(3600)
+        if behavior == "transient":
+            counter = Path(str(task.metadata["counter"]))
+            seen = int(counter.read_text()) if counter.exists() else 0
+            counter.write_text(str(seen + 1))
+            if seen < int(str(task.metadata.get("failures", 1))):
+                raise ConnectionError("connection reset by peer")
+        if behavior == "slow":
+            time.sleep(float(str(task.metadata["seconds"])))
+        answer = task.expected if behavior != "fail" else "wrong"
+        with rec.step("tool", "lookup", input={"q": task.input}) as step:
+            if behavior == "secret":
+                step.input = {"headers": {"x-api-key": PLANTED_KEY}, "note": f"key={PLANTED_KEY}"}
+                step.output = f"used {PLANTED_KEY} and Bearer {PLANTED_KEY}"
+            else:
+                step.output = answer
+            step.cost_usd = 0.001
+        return rec.finish(final_output=answer)
+
+
+class InstantAgent:
+    """Answers with the expected value at once and records nothing: pure harness cost."""
+
+    name = "instant"
+    version = "1"
+
+    def run(self, task: Task) -> Trajectory:
+        return Trajectory(task_id=task.id, final_output=task.expected, completed=True)
