@@ -487,3 +487,65 @@ def push_branch(repo: Repository, remote: str, branch: str, *, expected_remote: 
         raise PushRejected(text.strip())
     detail = proc.stderr.strip().splitlines()
     raise MeridianError(f"git push {remote} {branch} failed: {detail[-1] if detail else proc.returncode}")
+
+
+# --- hooks: where they live, and what a commit is about to record ---------------------
+
+
+def config_value(repo: Repository, key: str) -> str | None:
+    """A git config value as git resolves it (local, global, system), or None when unset."""
+    try:
+        value = repo.config[key]
+    except (KeyError, pygit2.GitError):
+        return None
+    return str(value)
+
+
+def hooks_dir(repo: Repository) -> Path:
+    """``.git/hooks`` of the common dir, so every linked worktree shares one set of hooks."""
+    return common_dir(repo) / "hooks"
+
+
+def _commit_index(repo: Repository) -> pygit2.Index:
+    """The index a commit is being built from.
+
+    During ``git commit <paths>`` or ``git commit -a`` git builds the commit from a
+    temporary index and names it in GIT_INDEX_FILE for the hooks; libgit2 ignores that
+    variable, so the file is opened here and bound to the repository (what
+    ``Index.from_c`` does) so it can be diffed.
+    """
+    override = os.environ.get("GIT_INDEX_FILE")
+    if not override:
+        return repo.index
+    path = Path(override)
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    index = pygit2.Index(str(path))
+    index._repo = repo
+    return index
+
+
+def staged_changes(repo: Repository) -> dict[str, bytes | None]:
+    """What the next commit changes relative to HEAD: path -> staged content (None: deleted).
+
+    Contents are the blobs in the index, not the work-tree files, so a hook judges
+    exactly what will be committed. Paths are '/'-separated and repository-relative.
+    """
+    index = _commit_index(repo)
+    out: dict[str, bytes | None] = {}
+    # A submodule entry (gitlink) names a commit of another repository: not content here.
+    gitlink = pygit2.enums.FileMode.COMMIT
+    if repo.head_is_unborn:
+        for entry in index:
+            if entry.mode != gitlink:
+                out[entry.path] = read_blob(repo, entry.id)
+        return out
+    head_tree = repo.head.peel(pygit2.Tree)
+    for delta in index.diff_to_tree(head_tree).deltas:
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            out[delta.old_file.path] = None
+        elif delta.new_file.mode != gitlink:
+            if delta.status == pygit2.enums.DeltaStatus.RENAMED:
+                out[delta.old_file.path] = None
+            out[delta.new_file.path] = read_blob(repo, delta.new_file.id)
+    return out
