@@ -169,10 +169,18 @@ def load_graph(root: Path, config: Config | None = None) -> Graph:
     path = gates_path(root, config)
     if not path.is_file():
         raise ConfigError(
-            f"{path}: no gate graph; write one or run `meridian init --template NAME` "
+            f"{_shown(path)}: no gate graph; write one or run `meridian init --template NAME` "
             "(`meridian init --list-templates` lists them)"
         )
-    return parse_graph(yamlio.load(path), root)
+    return parse_graph(yamlio.load(_shown(path)), root)
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current directory when it is below it (shorter messages)."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
 
 
 def parse_graph(located: yamlio.Located, root: Path) -> Graph:

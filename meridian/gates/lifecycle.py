@@ -46,9 +46,10 @@ class Project:
 def open_project(path: str | os.PathLike[str] = ".") -> Project:
     """The repository at ``path`` with its config, gate graph and state branch."""
     repo = gitio.open_repo(path)
-    root = gitio.workdir(repo)
-    if root is None:
+    workdir = gitio.workdir(repo)
+    if workdir is None:
         raise MeridianError(f"{repo.path}: a bare repository has no work tree to gate")
+    root = workdir.resolve()
     config = load_config(root)
     return Project(root=root, repo=repo, config=config, graph=load_graph(root, config),
                    ledger=Ledger(repo, config.branch))
@@ -189,7 +190,7 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
 
     try:
         verdict = evaluate(bundle, settings, disabled_checks=_disabled_checks(project.root),
-                           self_score=self_score)
+                           self_score=self_score, cwd=project.root)
     except EvaluatorUnavailable as exc:
         project.ledger.emit(ev.EVALUATOR_UNAVAILABLE,
                             {"gate": gate, "evaluator": exc.evaluator, "reason": exc.reason})
