@@ -131,6 +131,11 @@ def gate_events(ledger: Ledger, gate_ids: Iterable[str] | None = None) -> list[R
     return sorted(found, key=lambda r: r.ts)
 
 
+# Public name for what the events of one gate add up to: meridian.gates.snapshot caches
+# these (as ``dataclasses.asdict``) and catches them up with new events.
+GateFold = _Fold
+
+
 def fold_events(records: Iterable[Record]) -> dict[str, _Fold]:
     folds: dict[str, _Fold] = {}
     for record in records:
@@ -139,13 +144,17 @@ def fold_events(records: Iterable[Record]) -> dict[str, _Fold]:
     return folds
 
 
-def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True) -> dict[str, GateStatus]:
+def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
+                  folds: dict[str, _Fold] | None = None) -> dict[str, GateStatus]:
     """Every gate's status, in dependency order.
 
     ``check_stale`` hashes the artifacts of passed gates to detect staleness; without
     it a passed gate is reported passed (cheaper, for callers that only need events).
+    ``folds`` are already-folded events (``meridian.gates.snapshot``'s cache, caught up
+    incrementally); without them every gate event is read and folded here.
     """
-    folds = fold_events(gate_events(ledger, graph.specs))
+    if folds is None:
+        folds = fold_events(gate_events(ledger, graph.specs))
     listing: list[str] | None = None
     statuses: dict[str, GateStatus] = {}
     for spec in graph.ordered():
