@@ -184,6 +184,7 @@ def _build_task(
         else:
             merged[key] = value
 
+    grader_loc: tuple[str | int, ...]
     if own_grader_key:
         grader_value, grader_loc = raw[own_grader_key], ("tasks", index, own_grader_key)
     elif default_grader_key:

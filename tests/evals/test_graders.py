@@ -83,15 +83,15 @@ def test_adding_a_grader_is_one_decorated_function(scratch_registry: None) -> No
      "grader 'numeric_tolerance' argument 'rel': input should be a valid number, got 'small'"),
     ("regex_match", {}, "grader 'regex_match' requires argument 'pattern'"),
     ("regex_match", {"pattern": "("},
-     "grader 'regex_match' argument 'pattern': invalid regular expression: "
-     "missing ), unterminated subpattern at position 0, got '('"),
+     ("grader 'regex_match' argument 'pattern': invalid regular expression: "
+      "missing ), unterminated subpattern at position 0, got '('")),
     ("regex_match", {"pattern": "a", "mode": "match"},
      "grader 'regex_match' argument 'mode': input should be 'search' or 'fullmatch', got 'match'"),
     ("exact_match", {"case_sensitive": "yes"},
      "grader 'exact_match' argument 'case_sensitive': input should be a valid boolean, got 'yes'"),
     ("llm_judge", {"api_key": "sk-x"},
-     "grader 'llm_judge' has no argument 'api_key' "
-     "(accepted: max_retries, max_tokens, model, n_samples, rubric, threshold)"),
+     ("grader 'llm_judge' has no argument 'api_key' "
+      "(accepted: max_retries, max_tokens, model, n_samples, rubric, threshold)")),
 ])
 def test_arguments_are_checked_against_the_signature(name: str, args: dict[str, Any], message: str) -> None:
     with pytest.raises(graders.GraderArgumentError) as err:
@@ -159,8 +159,11 @@ def test_exact_match_accepts_any_of_a_list_and_compares_numbers_as_text() -> Non
 
 def test_final_answer_graders_fail_an_empty_trajectory_cleanly() -> None:
     task = make_task(expected="x")
-    for name, kwargs in [("exact_match", {}), ("numeric_tolerance", {}), ("regex_match", {"pattern": "x"}),
-                         ("json_schema_match", {"schema": {"type": "object"}})]:
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("exact_match", {}), ("numeric_tolerance", {}), ("regex_match", {"pattern": "x"}),
+        ("json_schema_match", {"schema": {"type": "object"}}),
+    ]
+    for name, kwargs in cases:
         score = run(name, task, EMPTY, **kwargs)
         assert (score.passed, score.value, score.detail) == (False, 0.0, "no final output"), name
 

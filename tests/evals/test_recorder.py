@@ -27,20 +27,18 @@ def test_steps_are_numbered_and_carry_what_the_agent_set() -> None:
 
 def test_an_exception_is_recorded_in_the_step_and_re_raised() -> None:
     rec = TrajectoryRecorder("t1")
-    with pytest.raises(ZeroDivisionError):
-        with rec.step("tool", "calculator", input="1/0") as step:
-            step.tokens_in = 7
-            1 / 0  # noqa: B018
-    [step] = rec.steps
-    assert step.error == "ZeroDivisionError: division by zero"
-    assert step.tokens_in == 7 and step.output is None
+    with pytest.raises(ZeroDivisionError), rec.step("tool", "calculator", input="1/0") as step:
+        step.tokens_in = 7
+        1 / 0  # noqa: B018
+    [recorded] = rec.steps
+    assert recorded.error == "ZeroDivisionError: division by zero"
+    assert recorded.tokens_in == 7 and recorded.output is None
 
 
 def test_an_exception_without_message_records_its_type() -> None:
     rec = TrajectoryRecorder("t1")
-    with pytest.raises(KeyboardInterrupt):
-        with rec.step("tool", "slow"):
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), rec.step("tool", "slow"):
+        raise KeyboardInterrupt
     assert rec.steps[0].error == "KeyboardInterrupt"
 
 
@@ -60,6 +58,5 @@ def test_fail_marks_the_trajectory_incomplete_and_keeps_the_steps() -> None:
 def test_no_steps_after_finish() -> None:
     rec = TrajectoryRecorder("t1")
     rec.finish(final_output=None)
-    with pytest.raises(RuntimeError, match="already finished"):
-        with rec.step("tool", "late"):
-            pass
+    with pytest.raises(RuntimeError, match="already finished"), rec.step("tool", "late"):
+        pass

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from meridian.errors import ConfigError
-from meridian.evals.suite import load_suite, parse_suite
+from meridian.evals.suite import Suite, load_suite, parse_suite
 from meridian.evals.types import GraderSpec
 
 GOOD = """\
@@ -47,7 +47,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def load_text(workdir: Path, text: str) -> object:
+def load_text(workdir: Path, text: str) -> Suite:
     (workdir / "suite.yaml").write_text(text)
     return load_suite("suite.yaml")
 
@@ -99,22 +99,22 @@ def test_select_by_tag_limit_and_offline() -> None:
     (GOOD + "  - id: add\n    input: again\n    grader: completed\n",
      "suite.yaml:28: task 'add': id: duplicate task id (first defined at line 19)"),
     (GOOD.replace("grader: numeric_tolerance", "grader: numeric_tolerence"),
-     "suite.yaml:22: task 'add': grader: unknown grader 'numeric_tolerence' (known: completed, "
+     ("suite.yaml:22: task 'add': grader: unknown grader 'numeric_tolerence' (known: completed, "
      "contains_all, cost_budget, exact_match, json_schema_match, latency_budget, llm_judge, "
      "no_redundant_calls, numeric_tolerance, recovered_from_error, regex_match, step_efficiency, "
-     "tool_choice_precision)"),
+     "tool_choice_precision)")),
     (GOOD.replace("{slack: 1}", "{slak: 1}"),
-     "suite.yaml:14: task 'reverse': grader[2]: grader 'step_efficiency' has no argument 'slak' "
-     "(accepted: slack)"),
+     ("suite.yaml:14: task 'reverse': grader[2]: grader 'step_efficiency' has no argument 'slak' "
+     "(accepted: slack)")),
     (GOOD.replace("{case_sensitive: true}", "{case_sensitive: maybe}"),
-     "suite.yaml:12: task 'reverse': grader[0]: grader 'exact_match' argument 'case_sensitive': "
-     "input should be a valid boolean, got 'maybe'"),
+     ("suite.yaml:12: task 'reverse': grader[0]: grader 'exact_match' argument 'case_sensitive': "
+     "input should be a valid boolean, got 'maybe'")),
     (GOOD.replace("exact_match: null", "exact_match: [1]"),
-     "suite.yaml:27: task 'mapping_form': grader.exact_match: arguments of exact_match must be a "
-     "mapping, got [1]"),
+     ("suite.yaml:27: task 'mapping_form': grader.exact_match: arguments of exact_match must be a "
+     "mapping, got [1]")),
     (GOOD.replace("    reference_steps: 3\n", ""),
-     "suite.yaml:14: task 'reverse': grader[2]: step_efficiency needs reference_steps, which the task "
-     "does not set"),
+     ("suite.yaml:14: task 'reverse': grader[2]: step_efficiency needs reference_steps, which the task "
+     "does not set")),
     (GOOD.replace("    grader: numeric_tolerance\n", ""),
      "suite.yaml:19: task 'add': grader: at least one grader is required"),
     (GOOD.replace("    timeout_s: 5", "    timeout_s: -5"),
@@ -135,8 +135,8 @@ def test_select_by_tag_limit_and_offline() -> None:
      "suite.yaml:3: task 'a': input: required field is missing"),
     ("- a\n- b\n", "suite.yaml:1: a suite is a mapping with 'suite' and 'tasks'"),
     ("suite: demo\ntasks:\n  - id: a\n    input: q\n    grader: [[completed]]\n",
-     "suite.yaml:5: task 'a': grader[0]: expected a grader name, a list of names and "
-     "{name: {arguments}}, or a mapping"),
+     ("suite.yaml:5: task 'a': grader[0]: expected a grader name, a list of names and "
+     "{name: {arguments}}, or a mapping")),
 ])
 def test_errors_name_file_line_task_and_field(workdir: Path, text: str, message: str) -> None:
     assert error_of(workdir, text) == message

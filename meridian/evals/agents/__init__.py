@@ -76,7 +76,7 @@ def _import_agent(spec: str) -> Agent:
     if inspect.isclass(target) or (callable(target) and not _has_run(target)):
         try:
             target = target()
-        except Exception as exc:  # a constructor needing wiring we cannot guess
+        except Exception as exc:  # noqa: BLE001 - a constructor needing wiring we cannot guess
             raise MeridianError(
                 f"agent {spec!r}: calling {attr_path} with no arguments failed: "
                 f"{type(exc).__name__}: {exc}"

@@ -65,6 +65,7 @@ class CommandAgent:
             proc = subprocess.run(
                 self.argv,
                 input=task.model_dump_json(),
+                check=False,  # a non-zero exit is reported below, with stderr
                 capture_output=True,
                 text=True,
                 timeout=task.effective_timeout_s(),
@@ -81,7 +82,7 @@ class CommandAgent:
         if proc.returncode != 0:
             stderr = _tail(proc.stderr)
             raise AgentInfraError(
-                f"agent {self.program!r} exited {proc.returncode}" + (f": {stderr}" if stderr else "")
+                f"agent {self.program!r}: exited {proc.returncode}" + (f": {stderr}" if stderr else "")
             )
         return parse_trajectory(proc.stdout, task, elapsed, source=f"agent {self.program!r}")
 

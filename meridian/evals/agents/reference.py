@@ -23,7 +23,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from meridian.evals.agents.tools import KnowledgeBase, ToolError, calculate, format_number, string_op
+from meridian.evals.agents.tools import (
+    KnowledgeBase,
+    ToolError,
+    calculate,
+    format_number,
+    string_op,
+)
 from meridian.evals.recorder import TrajectoryRecorder
 from meridian.evals.types import Task, Trajectory
 

@@ -15,7 +15,10 @@ Importing this package registers the built-in graders.
 
 from __future__ import annotations
 
-from meridian.evals.graders import final_answer, llm_judge, trajectory  # noqa: F401  (registers)
+# Imported for their side effect: each module registers its graders.
+from meridian.evals.graders import final_answer as _final_answer  # noqa: F401
+from meridian.evals.graders import llm_judge as _llm_judge  # noqa: F401
+from meridian.evals.graders import trajectory as _trajectory  # noqa: F401
 from meridian.evals.graders.registry import (
     GraderArgumentError,
     GraderInfo,

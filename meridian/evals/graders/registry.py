@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -22,10 +22,9 @@ from meridian.evals.types import Score, Task, Trajectory
 GraderKind = Literal["final_answer", "trajectory"]
 
 
-class GraderFn(Protocol):
-    __name__: str
-
-    def __call__(self, task: Task, trajectory: Trajectory, /, **kwargs: Any) -> Score: ...
+# ``fn(task, trajectory, **kwargs) -> Score``; the keyword arguments vary by grader.
+GraderFn = Callable[..., Score]
+F = TypeVar("F", bound=GraderFn)
 
 
 class UnknownGrader(MeridianError):
@@ -65,10 +64,10 @@ def grader(
     requires: tuple[str, ...] = (),
     network: bool = False,
     internal_args: tuple[str, ...] = (),
-) -> Callable[[GraderFn], GraderFn]:
+) -> Callable[[F], F]:
     """Register ``fn`` under ``name``; its docstring's first line is its description."""
 
-    def wrap(fn: GraderFn) -> GraderFn:
+    def wrap(fn: F) -> F:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"grader {name!r} is already registered")
         doc = inspect.getdoc(fn) or ""
@@ -203,7 +202,7 @@ def run_grader(spec_name: str, args: Mapping[str, Any], task: Task, trajectory: 
                      detail=f"task {task.id!r} has no {missing}, which {spec_name} needs")
     try:
         score = info.fn(task, trajectory, **checked)
-    except Exception as exc:  # any grader bug is an infra error, see above
+    except Exception as exc:  # noqa: BLE001 - any grader bug is an infra error, see above
         message = str(exc).splitlines()[0] if str(exc) else ""
         return Score(name=spec_name, value=0.0, passed=False, infra_error=True,
                      detail=f"grader raised {type(exc).__name__}: {message}".rstrip(": "))
