@@ -136,7 +136,7 @@ def _show(project: Any, args: argparse.Namespace) -> int:
         print("  acceptance:")
         for line in spec.acceptance.strip().splitlines():
             print(f"    {line}")
-    if document is not None:
+    if document is not None and status.verdict is not None:
         print("latest verdict:")
         for line in verdict_lines(Verdict.model_validate(document), verdict_path=status.verdict,
                                   branch=project.ledger.branch):

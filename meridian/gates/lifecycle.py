@@ -23,7 +23,7 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import SEVERITY_ORDER, Bundle, CheckResult, Issue, Verdict, decide
+from meridian.evaluators.models import Bundle, CheckResult, Issue, Verdict, decide
 from meridian.gates import artifacts, checks
 from meridian.gates import events as ev
 from meridian.gates.graph import GateSpec, Graph, load_graph
@@ -382,7 +382,3 @@ def _disabled_checks(root: Path) -> frozenset[str]:
 
     prefix = "heuristic:"
     return frozenset(m[len(prefix):] for m in disabled_mechanisms(root) if m.startswith(prefix))
-
-
-def issues_by_severity(verdict: Verdict) -> list[Issue]:
-    return sorted(verdict.issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))

@@ -60,8 +60,8 @@ def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
     gate = verdict.gate
     outcome = "PASSED" if verdict.passed else "FAILED"
     lines = [
-        f"gate {gate}: {outcome}  overall {verdict.overall} "
-        f"(threshold {verdict.threshold}, evaluator {verdict.evaluator})",
+        (f"gate {gate}: {outcome}  overall {verdict.overall} "
+         f"(threshold {verdict.threshold}, evaluator {verdict.evaluator})"),
         "  scores: " + ", ".join(f"{name} {value:g}" for name, value in verdict.scores.items()),
     ]
     if verdict.self_score is not None:

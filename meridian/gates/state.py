@@ -24,7 +24,7 @@ from meridian import gitio
 from meridian.gates import events as ev
 from meridian.gates.artifacts import snapshot
 from meridian.gates.globs import worktree_files
-from meridian.gates.graph import Graph, GateSpec
+from meridian.gates.graph import GateSpec, Graph
 from meridian.ledger import EVENTS, Ledger
 from meridian.records import Record
 

@@ -20,7 +20,9 @@ def _belongs(record: Record, graph: Graph, gate: str) -> bool:
     if record.gate is not None:
         return record.gate == gate
     files = record.data.get("files") if record.kind == ev.BLOCKED else None
-    return bool(files) and any(gate in graph.gate_for_path(str(f)) for f in files)
+    if not isinstance(files, list):
+        return False
+    return any(gate in graph.gate_for_path(str(f)) for f in files)
 
 
 def gate_story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, dict[str, Any] | None]]:

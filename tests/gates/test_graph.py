@@ -135,7 +135,7 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / ".meridian-template" / "sche
                  id="not-a-mapping"),
 ])
 def test_graph_errors_name_file_line_and_field(write_gates, cli, text, expected) -> None:
-    path = write_gates(text)
+    write_gates(text)
     result = cli("status")
     assert result.code == 2
     assert result.err == f"meridian: .meridian/{expected}\n"

@@ -355,7 +355,7 @@ def test_reopen_and_why_tell_the_story(calc_project, cli) -> None:
     assert "reason: divide must round" in text
 
     story = json.loads(cli("why", "calc", "--json").out)["story"]
-    failed = [s for s in story if s["kind"] == "gate.failed"][0]
+    failed = next(s for s in story if s["kind"] == "gate.failed")
     assert failed["verdict_document"]["passed"] is False
 
     show = json.loads(cli("gate", "show", "calc", "--json").out)

@@ -1,0 +1,109 @@
+"""Approval: a human token after a passing verdict, never from a non-interactive shell."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.gates.conftest import write
+
+TOKEN = "correct horse battery staple"
+
+
+@pytest.fixture
+def release(project: Path, write_gates, cli) -> Path:
+    """A gate with approval whose verdict has passed (heuristic evaluator)."""
+    digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+    write_gates(f"""
+        gates:
+          - id: release
+            acceptance: CHANGELOG.md describes the release.
+            artifacts: [CHANGELOG.md]
+            approval: {{token_sha256: {digest}}}
+    """)
+    write(project, "CHANGELOG.md", "# Changelog\n\n## 1.0\n\n- First release.\n")
+    assert cli("gate", "start", "release").code == 0
+    submitted = cli("gate", "submit", "release")
+    assert submitted.code == 0, submitted
+    assert "next: a human approves it from a terminal: meridian gate approve release" in submitted.out
+    return project
+
+
+def _state(cli) -> list[str]:
+    return cli("status").out.splitlines()[1].split()[:3]
+
+
+def test_a_passing_verdict_waits_for_the_human(release, cli) -> None:
+    assert _state(cli) == ["1", "release", "submitted"]
+    assert "awaiting a human: meridian gate approve release --token TOKEN" in cli("status").out
+
+
+def test_approve_is_refused_without_a_terminal(release, cli, events) -> None:
+    result = cli("gate", "approve", "release", "--token", TOKEN)
+    assert result.code == 2
+    assert result.err.startswith(
+        "meridian: refusing to approve release: standard input is not a terminal.")
+    assert events("gate.approved") == []
+    assert events("gate.blocked")[-1].data["source"] == "gate"
+    assert _state(cli) == ["1", "release", "submitted"]
+
+
+def test_a_wrong_token_is_refused(release, cli, events, terminal) -> None:
+    result = cli("gate", "approve", "release", "--token", "guess")
+    assert result.code == 2
+    assert result.err == "meridian: wrong approval token for release\n"
+    assert events("gate.approved") == []
+    assert _state(cli) == ["1", "release", "submitted"]
+
+
+def test_the_right_token_passes_the_gate_and_records_the_approver(release, cli, events,
+                                                                  terminal) -> None:
+    result = cli("gate", "approve", "release", "--token", TOKEN)
+    assert result.code == 0, result
+    approved = events("gate.approved")
+    assert [a.data["approver"] for a in approved] == ["Meridian Test <test@meridian.invalid>"]
+    assert approved[0].data["verdict"] == events("gate.passed")[-1].data["verdict"]
+    assert _state(cli) == ["1", "release", "passed"]
+    assert "approved by Meridian Test <test@meridian.invalid>" in cli("status").out
+    assert cli("gate", "approve", "release", "--token", TOKEN).code == 2
+
+
+def test_config_may_allow_non_interactive_approval(release, cli) -> None:
+    (release / ".meridian" / "config.yaml").write_text("approval:\n  allow_non_interactive: true\n")
+    assert cli("gate", "approve", "release", "--token", TOKEN).code == 0
+    assert _state(cli) == ["1", "release", "passed"]
+
+
+def test_artifacts_changed_after_the_verdict_must_be_resubmitted(release, cli, terminal) -> None:
+    write(release, "CHANGELOG.md", "# Changelog\n\n## 1.1\n\n- Second release.\n")
+    result = cli("gate", "approve", "release", "--token", TOKEN)
+    assert result.code == 2
+    assert result.err == ("meridian: cannot approve release: its artifacts changed since the "
+                          "verdict; submit again: meridian gate submit release\n")
+
+
+def test_token_env_compares_with_the_approvers_environment(project, write_gates, cli, terminal,
+                                                           monkeypatch) -> None:
+    write_gates("""
+        gates:
+          - id: ship
+            artifacts: [README.md]
+            approval: {token_env: SHIP_TOKEN}
+    """)
+    cli("gate", "start", "ship")
+    assert cli("gate", "submit", "ship").code == 0
+    unset = cli("gate", "approve", "ship", "--token", "abc")
+    assert unset.code == 2
+    assert "approval.token_env names $SHIP_TOKEN, which is not set" in unset.err
+    monkeypatch.setenv("SHIP_TOKEN", "abc")
+    assert cli("gate", "approve", "ship", "--token", "abd").code == 2
+    assert cli("gate", "approve", "ship", "--token", "abc").code == 0
+
+
+def test_approve_on_a_gate_without_approval(project, write_gates, cli, terminal) -> None:
+    write_gates("gates:\n  - id: plain\n")
+    result = cli("gate", "approve", "plain", "--token", "x")
+    assert result.code == 2
+    assert result.err == "meridian: plain has no approval step (no `approval:` in .meridian/gates.yaml)\n"
