@@ -139,10 +139,12 @@ def _build(located: yamlio.Located) -> Suite:
     tasks: list[Task] = []
     first_line: dict[str, int | None] = {}
     for index, raw in enumerate(head.tasks):
+        # Duplicates first: a copy-pasted task is the likelier mistake than its fields.
+        raw_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(raw_id, str) and raw_id in first_line:
+            raise _task_error(located, index, raw_id, ("id",),
+                              f"duplicate task id (first defined at line {first_line[raw_id]})")
         task = _build_task(located, index, raw, defaults)
-        if task.id in first_line:
-            raise _task_error(located, index, task.id, ("id",),
-                              f"duplicate task id (first defined at line {first_line[task.id]})")
         first_line[task.id] = located.line(("tasks", index))
         tasks.append(task)
     return Suite(name=head.suite, path=located.path, tasks=tasks, description=head.description)

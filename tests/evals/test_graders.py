@@ -180,7 +180,7 @@ def test_parse_number_finds_the_stated_number(text: Any, number: float) -> None:
     assert parse_number(text)[0] == number
 
 
-@pytest.mark.parametrize("text", ["no digits here", "", None, True, float("nan")])
+@pytest.mark.parametrize("text", ["no digits here", "", None, True, float("nan"), [1, 2], {"n": 1}])
 def test_parse_number_refuses_non_numbers(text: Any) -> None:
     assert parse_number(text)[0] is None
 

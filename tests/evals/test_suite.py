@@ -96,7 +96,7 @@ def test_select_by_tag_limit_and_offline() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    (GOOD + "  - id: add\n    input: again\n    grader: completed\n",
+    (GOOD + "  - id: add\n    input: again\n    grader: no_such_grader\n",
      "suite.yaml:28: task 'add': id: duplicate task id (first defined at line 19)"),
     (GOOD.replace("grader: numeric_tolerance", "grader: numeric_tolerence"),
      ("suite.yaml:22: task 'add': grader: unknown grader 'numeric_tolerence' (known: completed, "

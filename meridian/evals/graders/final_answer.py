@@ -75,6 +75,8 @@ def parse_number(value: JsonValue) -> tuple[float | None, str]:
     """
     if isinstance(value, bool):
         return None, "a boolean is not a number"
+    if isinstance(value, list | dict):
+        return None, f"a JSON {'list' if isinstance(value, list) else 'object'} is not a number"
     if isinstance(value, int | float):
         number = float(value)
         return (number, "") if math.isfinite(number) else (None, f"{value} is not finite")
