@@ -23,7 +23,12 @@ from typing import Any
 from meridian.config import EvaluatorSettings
 from meridian.errors import ConfigError
 from meridian.evaluators._base import Assessment, Evaluator, EvaluatorUnavailable
-from meridian.evaluators.heuristic import CHECK_IDS, HeuristicEvaluator, objective_findings, scan_files
+from meridian.evaluators.heuristic import (
+    CHECK_IDS,
+    HeuristicEvaluator,
+    objective_findings,
+    scan_files,
+)
 from meridian.evaluators.models import (
     DEFAULT_WEIGHTS,
     DIMENSIONS,

@@ -87,10 +87,10 @@ def _head(bundle: Bundle, notes: list[str]) -> str:
                          f"(kept the last {CHECK_OUTPUT_CHARS})")
             output = output[-CHECK_OUTPUT_CHARS:]
         status = "passed" if check.passed else "FAILED"
-        parts += [f'<check command="{_attr(check.command)}" exit_code="{check.exit_code}" '
-                  f'timed_out="{str(check.timed_out).lower()}" '
-                  f'duration_s="{check.duration_s:g}" status="{status}">',
-                  output.rstrip(), "</check>"]
+        opening = (f'<check command="{_attr(check.command)}" exit_code="{check.exit_code}" '
+                   f'timed_out="{str(check.timed_out).lower()}" '
+                   f'duration_s="{check.duration_s:g}" status="{status}">')
+        parts += [opening, output.rstrip(), "</check>"]
     parts.append("</checks>")
     return "\n".join(parts) + "\n"
 

@@ -22,11 +22,11 @@ TEST_DIRS = frozenset({"__tests__", "test", "tests", "spec", "e2e"})
 TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
 MARKER = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b")
-ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.I)
+ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.IGNORECASE)
 THROW_UNFINISHED = re.compile(
     r"""\bthrow\s+(?:(?:new\s+)?\w*\s*\(?\s*(['"`])[^'"`\n]*?"""
     r"""\b(?:not\s+(?:yet\s+)?implemented|unimplemented|(?-i:TODO))\b"""
-    r"""|new\s+NotImplemented\w*)""", re.I)
+    r"""|new\s+NotImplemented\w*)""", re.IGNORECASE)
 PLACEHOLDER_RETURN = re.compile(
     r"""\breturn\s*(?:null|undefined|0|false|''|""|``|\[\s*\]|\{\s*\})?\s*;?\s*$""")
 SKIP_CALL = re.compile(
@@ -76,8 +76,12 @@ def mask(source: str) -> Masked:
             if view[k] != "\n":
                 view[k] = " "
 
-    def literal_end(start: int) -> int:
-        """End (exclusive) of the string/template literal opening at ``start``."""
+    def literal_end(start: int) -> int | None:
+        """End (exclusive) of the string/template literal opening at ``start``.
+
+        None when a quote is not closed on its line: JS strings cannot span lines, so
+        that quote is not a string (an apostrophe in JSX text, most likely).
+        """
         quote = source[start]
         k = start + 1
         depth = 0  # nesting of ${ } inside a template
@@ -87,7 +91,7 @@ def mask(source: str) -> Masked:
                 k += 2
                 continue
             if quote != "`" and c == "\n":
-                return k  # unterminated one-line string (e.g. an apostrophe in JSX text)
+                return None
             if quote == "`" and c == "$" and source[k + 1:k + 2] == "{":
                 depth += 1
                 k += 2
@@ -97,12 +101,12 @@ def mask(source: str) -> Masked:
             elif quote == "`" and depth and c == "}":
                 depth -= 1
             elif quote == "`" and depth and c in "'\"`":
-                k = literal_end(k)
+                k = literal_end(k) or k + 1
                 continue
             elif c == quote and not depth:
                 return k + 1
             k += 1
-        return len(source)
+        return len(source) if quote == "`" else None
 
     def regex_end(start: int) -> int | None:
         k = start + 1
@@ -142,16 +146,19 @@ def mask(source: str) -> Masked:
             erase(blank, i, end)
             i = end
         elif c in "'\"`":
-            end = literal_end(i)
-            erase(blank, i + 1, max(i + 1, end - 1))
-            i = end
+            literal_stop = literal_end(i)
+            if literal_stop is None:
+                i += 1
+                continue
+            erase(blank, i + 1, literal_stop - 1)
+            i = literal_stop
         elif c == "/" and REGEX_ALLOWED_AFTER.search("".join(blank[max(0, i - 40):i])):
-            end = regex_end(i)
-            if end is None:
+            regex_stop = regex_end(i)
+            if regex_stop is None:
                 i += 1
             else:
-                erase(blank, i + 1, end - 1)
-                i = end
+                erase(blank, i + 1, regex_stop - 1)
+                i = regex_stop
         else:
             i += 1
     return Masked("".join(code), "".join(blank), comments)
@@ -248,5 +255,5 @@ def scan_js(path: str, source: str) -> list[Issue]:
 
 
 def _title(arguments: str) -> str:
-    found = re.match(r"""\s*(['"`])(.*?)\1""", arguments, re.S)
+    found = re.match(r"""\s*(['"`])(.*?)\1""", arguments, re.DOTALL)
     return f"'{found.group(2)[:80]}' " if found else ""

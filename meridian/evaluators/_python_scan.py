@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from meridian.evaluators.models import Issue, Severity
 
 MARKER = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b")
-ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.I)
+ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.IGNORECASE)
 COMMENTED_TEST = re.compile(r"^#+\s*(?:async\s+)?def\s+test_\w*")
 # Callee names that make a test able to fail: assert helpers, expected-exception checks.
-ASSERT_HELPER = re.compile(r"^(assert|check|verify|expect|ensure|must|should)", re.I)
+ASSERT_HELPER = re.compile(r"^(assert|check|verify|expect|ensure|must|should)", re.IGNORECASE)
 FAILING_CALLS = frozenset({"raises", "warns", "deprecated_call", "fail", "assertRaises"})
 SKIP_MARKS = frozenset({"skip", "skipif", "xfail"})
 UNITTEST_SKIPS = frozenset({"skip", "skipIf", "skipUnless", "expectedFailure"})
@@ -179,10 +179,10 @@ class _Scanner:
                     f"function `{name}` is a stub: its body is only {body}"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Raise) and node.exc is not None:
-                fn = self.innermost(node.lineno)
-                if fn is not None and (fn.exempt or self._is_test(fn)):
+                owner = self.innermost(node.lineno)
+                if owner is not None and (owner.exempt or self._is_test(owner)):
                     continue
-                where = f"`{fn.node.name}`" if fn else "code outside any function"
+                where = f"`{owner.node.name}`" if owner else "code outside any function"
                 if _dotted(node.exc) in ("NotImplementedError", "builtins.NotImplementedError"):
                     index = self.add("stub_code", "high", node.lineno,
                                      f"{where} raises NotImplementedError: not implemented")
@@ -191,22 +191,22 @@ class _Scanner:
                                      f"{where} raises an error saying it is not implemented")
                 else:
                     continue
-                if fn is not None:
-                    fn.stub_findings.append(index)
+                if owner is not None:
+                    owner.stub_findings.append(index)
             elif isinstance(node, ast.Return):
-                fn = self.innermost(node.lineno)
-                if fn is None or fn.exempt:
+                owner = self.innermost(node.lineno)
+                if owner is None or owner.exempt:
                     continue
                 if _admits_unfinished(node.value):
-                    fn.stub_findings.append(self.add(
+                    owner.stub_findings.append(self.add(
                         "stub_code", "high", node.lineno,
-                        f"`{fn.node.name}` returns a placeholder string"))
+                        f"`{owner.node.name}` returns a placeholder string"))
                 elif _is_placeholder_value(node.value) and any(
-                        fn.marker_start <= n <= fn.end for n in marked_lines):
+                        owner.marker_start <= n <= owner.end for n in marked_lines):
                     shown = ast.unparse(node)
-                    fn.stub_findings.append(self.add(
+                    owner.stub_findings.append(self.add(
                         "stub_code", "high", node.lineno,
-                        f"`{fn.node.name}` has a placeholder `{shown}` next to a TODO/FIXME "
+                        f"`{owner.node.name}` has a placeholder `{shown}` next to a TODO/FIXME "
                         "marker"))
 
     def markers(self, comment_lines: list[tuple[int, str]]) -> None:
@@ -239,10 +239,13 @@ class _Scanner:
         for fn in self.functions:
             if not self._is_test(fn) or fn.exempt:
                 continue
-            if not _can_fail(fn.node):
-                self.add("hollow_test", "high", fn.start,
-                         f"test `{fn.node.name}` cannot fail: no assert, no expected-exception "
-                         "check, no assert helper")
+            if _can_fail(fn.node):
+                continue
+            if any(isinstance(node, ast.Assert) for node in ast.walk(fn.node)):
+                why = "its only assertions always hold (e.g. `assert True`)"
+            else:
+                why = "no assert, no expected-exception check, no assert helper"
+            self.add("hollow_test", "high", fn.start, f"test `{fn.node.name}` cannot fail: {why}")
 
     def skipped_tests(self, tree: ast.Module, comment_lines: list[tuple[int, str]]) -> None:
         seen: set[int] = set()

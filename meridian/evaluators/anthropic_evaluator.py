@@ -11,9 +11,11 @@ call raises ``EvaluatorUnavailable``: neither pass nor fail.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import anthropic
+from anthropic.types import Message, MessageParam, ToolChoiceToolParam, ToolParam
 
 from meridian.config import AnthropicSettings
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
@@ -52,35 +54,41 @@ computes it from your scores and issues.
 
 Record your verdict by calling the record_verdict tool exactly once."""
 
-VERDICT_TOOL: dict[str, Any] = {
+VERDICT_TOOL: ToolParam = {
     "name": TOOL_NAME,
     "description": "Record the review verdict for the evidence bundle: four scores, the "
                    "issues found, and a short summary.",
     "input_schema": VERDICT_SCHEMA,
 }
 
-# USD per million tokens (input, output), matched by model-name prefix, first match
-# wins. Prices as published by Anthropic for standard (not batch, not long-context)
-# use; a model matching no prefix is recorded at cost 0 with a note in the summary.
-PRICES_PER_MTOK: tuple[tuple[str, float, float], ...] = (
-    ("claude-opus-4-6", 5.0, 25.0),
-    ("claude-opus-4-5", 5.0, 25.0),
-    ("claude-opus-4", 15.0, 75.0),
-    ("claude-3-opus", 15.0, 75.0),
-    ("claude-sonnet-4", 3.0, 15.0),
-    ("claude-3-7-sonnet", 3.0, 15.0),
-    ("claude-3-5-sonnet", 3.0, 15.0),
-    ("claude-haiku-4", 1.0, 5.0),
-    ("claude-3-5-haiku", 0.8, 4.0),
-    ("claude-3-haiku", 0.25, 1.25),
-)
+# USD per million tokens (input, output) by model family, as Anthropic published them
+# for standard use (not batch, not long-context) when this table was written. A model
+# matches its family name, a dated snapshot of it (``claude-opus-4-1-20250805``) or
+# ``-latest``. A model not listed is recorded at cost 0 with a note in the summary:
+# a guessed price would be worse than an admitted unknown.
+PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "claude-opus-4-6": (5.0, 25.0),
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-0": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+    "claude-sonnet-4-6": (3.0, 15.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4-0": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-3-5-sonnet": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-3-opus": (15.0, 75.0),
+    "claude-3-haiku": (0.25, 1.25),
+}
+_SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{8}|latest)$")
 
 
 def price_per_mtok(model: str) -> tuple[float, float] | None:
-    for prefix, input_price, output_price in PRICES_PER_MTOK:
-        if model.startswith(prefix):
-            return input_price, output_price
-    return None
+    """(input, output) USD per million tokens, or None for a model not in the table."""
+    return PRICES_PER_MTOK.get(_SNAPSHOT_SUFFIX.sub("", model))
 
 
 def make_client(*, api_key: str, timeout_s: float, max_retries: int = DEFAULT_MAX_RETRIES,
@@ -136,15 +144,18 @@ class AnthropicEvaluator:
                                        http_client=self._http_client)
         return self._client
 
-    def _request(self, text: str) -> Any:
+    def _request(self, text: str) -> Message:
+        # The conversation holds the bundle and nothing else: no history, no agent talk.
+        messages: list[MessageParam] = [{"role": "user", "content": text}]
+        forced: ToolChoiceToolParam = {"type": "tool", "name": TOOL_NAME}
         try:
             return self._get_client().messages.create(
                 model=self.settings.model,
                 max_tokens=self.settings.max_tokens,
                 system=SYSTEM_PROMPT,
-                messages=[{"role": "user", "content": text}],
-                tools=[VERDICT_TOOL],  # type: ignore[list-item]
-                tool_choice={"type": "tool", "name": TOOL_NAME},
+                messages=messages,
+                tools=[VERDICT_TOOL],
+                tool_choice=forced,
                 timeout=self.settings.timeout_s,
             )
         except anthropic.APITimeoutError:
@@ -159,7 +170,7 @@ class AnthropicEvaluator:
         except anthropic.AnthropicError as err:
             raise EvaluatorUnavailable(self.label, f"{type(err).__name__}: {err}") from None
 
-    def _usage(self, response: Any, notes: list[str]) -> Usage:
+    def _usage(self, response: Message, notes: list[str]) -> Usage:
         input_tokens = int(getattr(response.usage, "input_tokens", 0) or 0)
         output_tokens = int(getattr(response.usage, "output_tokens", 0) or 0)
         prices = price_per_mtok(self.settings.model)

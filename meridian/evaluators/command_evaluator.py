@@ -31,7 +31,7 @@ from meridian.evaluators._payload import COMMAND_VERDICT_SCHEMA, parse_reported
 from meridian.evaluators.models import Bundle, Usage
 
 COMMAND_TIMEOUT_S = 600.0
-FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.S)
+FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 
 def _program(command: str) -> str:

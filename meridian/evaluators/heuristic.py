@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 
 from meridian.errors import ConfigError
 from meridian.evaluators._base import Assessment
-from meridian.evaluators._js_scan import is_js, is_js_test_file, scan_js
+from meridian.evaluators._js_scan import is_js, scan_js
 from meridian.evaluators._python_scan import MARKER, scan_python
 from meridian.evaluators.models import DIMENSIONS, SEVERITY_ORDER, Bundle, CheckResult, Issue
 
