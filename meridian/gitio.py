@@ -525,20 +525,20 @@ def _commit_index(repo: Repository) -> pygit2.Index:
     return index
 
 
-def staged_changes(repo: Repository) -> dict[str, bytes | None]:
-    """What the next commit changes relative to HEAD: path -> staged content (None: deleted).
+def staged_changes(repo: Repository) -> dict[str, Oid | None]:
+    """What the next commit changes relative to HEAD: path -> staged blob id (None: deleted).
 
-    Contents are the blobs in the index, not the work-tree files, so a hook judges
-    exactly what will be committed. Paths are '/'-separated and repository-relative.
+    Ids are those of the blobs in the index, not of the work-tree files, so a hook
+    judges exactly what will be committed (``read_blob`` gives the content). Paths are
+    '/'-separated and repository-relative. Submodule entries are left out.
     """
     index = _commit_index(repo)
-    out: dict[str, bytes | None] = {}
-    # A submodule entry (gitlink) names a commit of another repository: not content here.
-    gitlink = pygit2.enums.FileMode.COMMIT
+    gitlink = pygit2.enums.FileMode.COMMIT  # a commit of another repository, not content
+    out: dict[str, Oid | None] = {}
     if repo.head_is_unborn:
         for entry in index:
             if entry.mode != gitlink:
-                out[entry.path] = read_blob(repo, entry.id)
+                out[entry.path] = entry.id
         return out
     head_tree = repo.head.peel(pygit2.Tree)
     for delta in index.diff_to_tree(head_tree).deltas:
@@ -547,5 +547,11 @@ def staged_changes(repo: Repository) -> dict[str, bytes | None]:
         elif delta.new_file.mode != gitlink:
             if delta.status == pygit2.enums.DeltaStatus.RENAMED:
                 out[delta.old_file.path] = None
-            out[delta.new_file.path] = read_blob(repo, delta.new_file.id)
+            out[delta.new_file.path] = delta.new_file.id
     return out
+
+
+def staged_files(repo: Repository) -> dict[str, bytes]:
+    """Content of every file the next commit adds or modifies, as staged."""
+    return {path: read_blob(repo, oid)
+            for path, oid in staged_changes(repo).items() if oid is not None}
