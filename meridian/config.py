@@ -22,7 +22,7 @@ class _Strict(BaseModel):
 
 
 class AnthropicSettings(_Strict):
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-4-6"
     max_tokens: int = Field(default=4096, gt=0)
     timeout_s: float = Field(default=120.0, gt=0)
     max_bundle_chars: int = Field(default=400_000, gt=1000)
