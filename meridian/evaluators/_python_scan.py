@@ -19,7 +19,8 @@ MARKER = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b")
 ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.IGNORECASE)
 COMMENTED_TEST = re.compile(r"^#+\s*(?:async\s+)?def\s+test_\w*")
 # Callee names that make a test able to fail: assert helpers, expected-exception checks.
-ASSERT_HELPER = re.compile(r"^(assert|check|verify|expect|ensure|must|should)", re.IGNORECASE)
+ASSERT_HELPER = re.compile(r"^_*(assert|check|verify|expect|ensure|require|must|should)",
+                           re.IGNORECASE)
 FAILING_CALLS = frozenset({"raises", "warns", "deprecated_call", "fail", "assertRaises"})
 SKIP_MARKS = frozenset({"skip", "skipif", "xfail"})
 UNITTEST_SKIPS = frozenset({"skip", "skipIf", "skipUnless", "expectedFailure"})
@@ -217,7 +218,7 @@ class _Scanner:
             if marker is None and admission is None:
                 continue
             if line in finding_lines:
-                continue  # a marked placeholder return is one finding, already reported
+                continue  # the marked return on this line is one finding, already reported
             fn = self.innermost(line, use_marker_range=True)
             if fn is not None and fn.stub_findings:
                 # A marker inside an unfinished function is part of that stub's story.
@@ -233,7 +234,10 @@ class _Scanner:
                          f"comment admits unfinished work: {text.strip()[:120]}")
 
     def _is_test(self, fn: _Function) -> bool:
-        return self.is_test_file and fn.node.name.startswith("test_")
+        """A function pytest or unittest would run as a test (a fixture is not one)."""
+        decorators = {_dotted(d).split(".")[-1] for d in fn.node.decorator_list}
+        return self.is_test_file and fn.node.name.startswith("test_") \
+            and "fixture" not in decorators
 
     def hollow_tests(self) -> None:
         for fn in self.functions:

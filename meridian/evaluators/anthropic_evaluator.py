@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 import anthropic
-from anthropic.types import Message, MessageParam, ToolChoiceToolParam, ToolParam
+from anthropic.types import Message, MessageParam, ToolChoiceToolParam, ToolParam, ToolUseBlock
 
 from meridian.config import AnthropicSettings
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
@@ -186,7 +186,7 @@ class AnthropicEvaluator:
         text, trim_notes = render_bundle(bundle, self.settings.max_bundle_chars)
         response = self._request(text)
         calls = [block for block in response.content
-                 if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME]
+                 if isinstance(block, ToolUseBlock) and block.name == TOOL_NAME]
         if not calls:
             raise EvaluatorUnavailable(
                 self.label, f"the model answered without calling {TOOL_NAME} "

@@ -106,7 +106,7 @@ def scan_files(files: Mapping[str, str], disabled: frozenset[str] = frozenset())
 
 def _describe_check(check: CheckResult) -> str:
     if check.timed_out:
-        outcome = f"timed out after {check.duration_s:g}s"
+        outcome = f"timed out after {check.duration_s:g}s" if check.duration_s else "timed out"
     elif check.exit_code is None:
         outcome = "could not be started"
     else:

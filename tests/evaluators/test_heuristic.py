@@ -48,7 +48,7 @@ def test_planted_stubs_are_high_issues_at_their_exact_lines() -> None:
     assert found(issues) == {
         ("src/pay.py", 5, "stub_code", "high"),   # raise NotImplementedError
         ("src/pay.py", 8, "stub_code", "high"),   # def refund: pass-only body
-        ("src/pay.py", 13, "stub_code", "high"),  # return None  # TODO
+        ("src/pay.py", 13, "stub_code", "high"),  # marked `return None`
         ("src/pay.py", 16, "stub_code", "high"),  # def void: ...-only body
     }
     by_line = {i.line: i.message for i in issues}
@@ -143,7 +143,7 @@ PATTERN = "# TODO inside a string is not a comment"
     issues = scan_files({"m.py": source})
     assert found(issues) == {
         ("m.py", 2, "stub_code", "low"),
-        ("m.py", 6, "stub_code", "high"),  # the stub absorbs the FIXME on line 7
+        ("m.py", 6, "stub_code", "high"),  # the stub absorbs the marker on line 7
         ("m.py", 12, "stub_code", "low"),
     }
     stub = next(i for i in issues if i.line == 6)
@@ -193,6 +193,15 @@ def test_uses_helper():
 def test_mock_assertion():
     charge = mock.Mock()
     charge.assert_not_called()
+
+
+def test_private_helper_that_checks():
+    _check_total([2.0], 2.0)
+
+
+@pytest.fixture
+def test_prices():
+    return [1.0, 2.0]
 
 
 def helper_without_assert():
@@ -321,9 +330,9 @@ describe("api", () => {
 def test_js_stubs_and_markers_ignore_strings_and_regex_literals() -> None:
     issues = scan_files({"src/api.ts": JS_SOURCE})
     assert found(issues) == {
-        ("src/api.ts", 2, "stub_code", "high"),  # throw new Error("Method not implemented.")
-        ("src/api.ts", 8, "stub_code", "high"),  # return 0 under a TODO
-        ("src/api.ts", 10, "stub_code", "low"),  # FIXME comment
+        ("src/api.ts", 2, "stub_code", "high"),  # the throw on line 2
+        ("src/api.ts", 8, "stub_code", "high"),  # marked `return 0`
+        ("src/api.ts", 10, "stub_code", "low"),  # a bare marker comment
     }
 
 
