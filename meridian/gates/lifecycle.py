@@ -23,7 +23,7 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import Bundle, CheckResult, Issue, Verdict, decide
+from meridian.evaluators.models import DIMENSIONS, Bundle, CheckResult, Issue, Verdict, decide
 from meridian.gates import artifacts, checks
 from meridian.gates import events as ev
 from meridian.gates.graph import GateSpec, Graph, load_graph
@@ -32,6 +32,9 @@ from meridian.ledger import EVENTS, Ledger, Write
 from meridian.records import Record, canonical_json, now_ts, parse_ts
 
 GATE_CHECK_ISSUE = "gate_check"
+# Rule mechanisms (meridian.rules) this module honours.
+INDEPENDENT_EVALUATOR = "gate:independent_evaluator"
+APPROVAL_REQUIRES_TTY = "gate:approval_requires_tty"
 
 
 @dataclass
@@ -139,6 +142,11 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     if problems:
         raise _refuse(project, gate, f"cannot submit {gate}: stored memory is corrupt: "
                                      f"{problems[0]} (run `meridian memory verify`)")
+    switched_off = _disabled_mechanisms(project.root)
+    if INDEPENDENT_EVALUATOR in switched_off and self_score is None:
+        raise MeridianError(
+            f"{gate}: the rule behind {INDEPENDENT_EVALUATOR} is retired, so the score is your "
+            f"own: meridian gate submit {gate} --self-score N")
 
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
     submitted: dict[str, object] = {"gate": gate, "subject": snap.subject}
@@ -149,7 +157,10 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     results = checks.run_checks(spec.checks, project.root, gate)
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
     settings = evaluator_settings(project.config, spec)
-    verdict = _evaluate(project, gate, bundle, settings, self_score)
+    if INDEPENDENT_EVALUATOR in switched_off:
+        verdict = _self_assessed(bundle, settings, self_score or 0.0, switched_off)
+    else:
+        verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
     verdict = enforce_checks(verdict, results)
     submission = _record_verdict(project, verdict, bundle)
     if verdict.passed:
@@ -185,19 +196,42 @@ def evaluator_settings(config: Config, spec: GateSpec) -> EvaluatorSettings:
 
 
 def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSettings,
-              self_score: float | None) -> Verdict:
+              self_score: float | None, switched_off: frozenset[str]) -> Verdict:
     from meridian.evaluators import EvaluatorUnavailable, evaluate
 
     try:
-        verdict = evaluate(bundle, settings, disabled_checks=_disabled_checks(project.root),
+        verdict = evaluate(bundle, settings, disabled_checks=heuristic_checks(switched_off),
                            self_score=self_score, cwd=project.root)
     except EvaluatorUnavailable as exc:
         project.ledger.emit(ev.EVALUATOR_UNAVAILABLE,
                             {"gate": gate, "evaluator": exc.evaluator, "reason": exc.reason})
         raise Blocked(f"{gate}: {exc}; submit again when it is back: "
                       f"meridian gate submit {gate}") from None
+    except MeridianError as exc:
+        # A misconfigured evaluator gives no verdict either: put the gate back as it was.
+        project.ledger.emit(ev.EVALUATOR_UNAVAILABLE, {
+            "gate": gate, "evaluator": settings.kind, "reason": f"configuration error: {exc}"})
+        raise
     # The verdict is bound to what Meridian gave the evaluator, whatever it echoed back.
     return verdict.model_copy(update={"gate": gate, "subject": bundle.subject})
+
+
+def _self_assessed(bundle: Bundle, settings: EvaluatorSettings, self_score: float,
+                   switched_off: frozenset[str]) -> Verdict:
+    """The verdict when the independent-evaluator rule is retired: the agent's own score.
+
+    The objective findings (declared artifacts missing, checks failing) still count, and
+    the verdict says plainly who scored it.
+    """
+    from meridian.evaluators import objective_findings
+
+    return decide(
+        gate=bundle.gate, evaluator="self", subject=bundle.subject,
+        scores=dict.fromkeys(DIMENSIONS, self_score),
+        issues=objective_findings(bundle, heuristic_checks(switched_off)),
+        threshold=settings.threshold, self_score=self_score,
+        summary=f"self-assessed: the rule behind {INDEPENDENT_EVALUATOR} is retired",
+    )
 
 
 def enforce_checks(verdict: Verdict, results: list[CheckResult]) -> Verdict:
@@ -291,12 +325,13 @@ def _calibrate(ledger: Ledger, gate: str, status: GateStatus) -> None:
 # --- approve -----------------------------------------------------------------------
 
 
-def approve_gate(project: Project, gate: str, token: str, *, interactive: bool) -> Record:
+def approve_gate(project: Project, gate: str, token: str | None, *, interactive: bool) -> Record:
     spec = project.graph.gate(gate)
     _require_ledger(project)
     if spec.approval is None:
         raise MeridianError(f"{gate} has no approval step (no `approval:` in {project.graph.path})")
-    if not interactive and not project.config.approval.allow_non_interactive:
+    terminal_required = APPROVAL_REQUIRES_TTY not in _disabled_mechanisms(project.root)
+    if not interactive and terminal_required and not project.config.approval.allow_non_interactive:
         raise _refuse(project, gate, (
             f"refusing to approve {gate}: standard input is not a terminal. A human approves "
             "from a terminal; an agent must not approve on a human's behalf "
@@ -313,6 +348,8 @@ def approve_gate(project: Project, gate: str, token: str, *, interactive: bool) 
         raise _refuse(project, gate, (
             f"cannot approve {gate}: its artifacts changed since the verdict; "
             f"submit again: meridian gate submit {gate}"))
+    if token is None:
+        raise MeridianError(f"gate approve {gate}: --token TOKEN is required without a terminal")
     if not _token_matches(spec, token):
         raise _refuse(project, gate, f"wrong approval token for {gate}")
     problems = _memory_problems(project.ledger)
@@ -376,9 +413,14 @@ def _record_calibration(ledger: Ledger, gate: str, predicted: float | None, actu
     record_gate_pass(ledger, gate, predicted, actual)
 
 
-def _disabled_checks(root: Path) -> frozenset[str]:
-    """Heuristic checks retired by a rule (``heuristic:stub_code`` -> ``stub_code``)."""
+def _disabled_mechanisms(root: Path) -> frozenset[str]:
+    """Mechanisms switched off by retired rules (e.g. ``heuristic:stub_code``)."""
     from meridian.rules import disabled_mechanisms
 
+    return disabled_mechanisms(root)
+
+
+def heuristic_checks(mechanisms: frozenset[str]) -> frozenset[str]:
+    """Heuristic check ids among ``mechanisms`` (``heuristic:stub_code`` -> ``stub_code``)."""
     prefix = "heuristic:"
-    return frozenset(m[len(prefix):] for m in disabled_mechanisms(root) if m.startswith(prefix))
+    return frozenset(m[len(prefix):] for m in mechanisms if m.startswith(prefix))

@@ -389,3 +389,20 @@ def test_unknown_gate_and_no_state_branch(repo_with_commit, cli) -> None:
     result = cli("gate", "start", "zz")
     assert result.code == 2
     assert result.err == "meridian: .meridian/gates.yaml: no gate 'zz' (gates: a)\n"
+
+
+def test_misconfigured_evaluator_gives_no_verdict_and_leaves_the_gate(project, write_gates, cli,
+                                                                     events) -> None:
+    write_gates("""
+        gates:
+          - id: docs
+            artifacts: [README.md]
+            evaluate: {evaluator: command}
+    """)
+    cli("gate", "start", "docs")
+    result = cli("gate", "submit", "docs")
+    assert result.code == 2
+    assert result.err.startswith("meridian: evaluator.command: required when evaluator.kind is "
+                                 "'command'")
+    assert events("gate.evaluator_unavailable")[0].data["reason"].startswith("configuration error")
+    assert cli("status").out.splitlines()[1].split()[:3] == ["1", "docs", "in_progress"]
