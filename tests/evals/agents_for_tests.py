@@ -1,4 +1,4 @@
-"""Tiny agents for the runner, store and CLI tests, named as ``agents_for_tests:NAME``.
+"""Tiny agents for the runner, store and CLI tests, named as ``tests.evals.agents_for_tests:NAME``.
 
 ``ScriptedAgent`` does what the task's ``metadata.behavior`` says, so one suite can
 hold a passing task, a failing one, a raising one and a hanging one:

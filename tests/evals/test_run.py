@@ -1,0 +1,175 @@
+"""The run file: round trip, byte determinism, versioning, portable form, shard merge."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import pytest
+from tests.evals.runs_support import make_run
+
+from meridian.errors import MeridianError
+from meridian.evals import run as runfile
+
+
+def test_round_trip_is_lossless_and_byte_identical() -> None:
+    run = make_run({"a": "pass", "b": "fail", "c": "infra_error"})
+    data = runfile.dumps(run)
+    again = runfile.loads(data, "x.json")
+    assert again == run
+    assert runfile.dumps(again) == data
+
+
+def test_version_comes_first_and_every_other_key_is_sorted() -> None:
+    document = json.loads(runfile.dumps(make_run({"a": "pass"})))
+    keys = list(document)
+    assert keys[0] == "version"
+    assert keys[1:] == sorted(keys[1:])
+
+    def check(value: object) -> None:
+        if isinstance(value, dict):
+            assert list(value) == sorted(value)
+            for item in value.values():
+                check(item)
+        elif isinstance(value, list):
+            for item in value:
+                check(item)
+
+    for key in keys[1:]:
+        check(document[key])
+
+
+def test_results_keep_suite_order_and_epoch_order() -> None:
+    run = make_run({"z": ["pass", "fail"], "a": ["fail", "pass"]}, order=["z", "a"])
+    document = json.loads(runfile.dumps(run))
+    assert [entry["task"]["id"] for entry in document["results"]] == ["z", "a"]
+    assert [t["epoch"] for t in document["results"][0]["trials"]] == [0, 1]
+
+
+def test_a_newer_version_is_refused_with_one_line() -> None:
+    document = json.loads(runfile.dumps(make_run({"a": "pass"})))
+    document["version"] = runfile.RUN_VERSION + 1
+    with pytest.raises(runfile.RunFileError) as info:
+        runfile.loads(json.dumps(document), "runs/x.json")
+    assert str(info.value) == (
+        f"runs/x.json: run-file version {runfile.RUN_VERSION + 1} is newer than this Meridian "
+        f"reads ({runfile.RUN_VERSION}); upgrade Meridian"
+    )
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "x.json: not valid JSON"),
+    ("[1, 2]", "x.json: not a Meridian run file (no 'results')"),
+    ('{"results": []}', "x.json: version: missing"),
+    ('{"version": "1", "results": []}', "x.json: version: expected a run-file version >= 1, got '1'"),
+])
+def test_unreadable_files_are_named_with_the_problem(text: str, message: str) -> None:
+    with pytest.raises(runfile.RunFileError) as info:
+        runfile.loads(text, "x.json")
+    assert str(info.value).startswith(message)
+
+
+def test_unknown_fields_are_refused() -> None:
+    document = json.loads(runfile.dumps(make_run({"a": "pass"})))
+    document["surprise"] = 1
+    with pytest.raises(runfile.RunFileError, match="surprise"):
+        runfile.loads(json.dumps(document), "x.json")
+
+
+def test_portable_form_drops_every_wall_clock_field() -> None:
+    run = make_run({"a": "pass", "b": "fail"})
+    slower = run.model_copy(update={
+        "run_id": "f" * 12, "created_at": "2027-01-01T00:00:00Z", "duration_s": 99.0,
+        "git": runfile.GitInfo(commit="d" * 40, dirty=True),
+        "results": [
+            entry.model_copy(update={"trials": [
+                t.model_copy(update={"trajectory": t.trajectory.model_copy(update={
+                    "latency_s": 7.0,
+                    "steps": [s.model_copy(update={"latency_s": 3.0, "started_at": 1.0})
+                              for s in t.trajectory.steps]})})
+                for t in entry.trials]})
+            for entry in run.results],
+    })
+    assert runfile.dumps(slower) != runfile.dumps(run)
+    assert runfile.export_bytes(slower) == runfile.export_bytes(run)
+    exported = json.loads(runfile.export_bytes(run))
+    assert exported["timings"] is False
+    assert exported["run_id"] is None and exported["git"] is None
+    assert exported["summary"]["p95_latency_s"] is None
+    step = exported["results"][0]["trials"][0]["trajectory"]["steps"][0]
+    assert "latency_s" not in step and "started_at" not in step
+    # The portable file is itself a valid run file.
+    assert runfile.loads(runfile.export_bytes(run), "p.json").timings is False
+
+
+def test_a_changed_task_changes_only_its_own_block_and_the_summary() -> None:
+    ids = [f"t{i}" for i in range(6)]
+    before = make_run({task_id: "pass" for task_id in ids})
+    after = make_run({task_id: ("fail" if task_id == "t3" else "pass") for task_id in ids})
+    old_lines = runfile.export_bytes(before).decode().splitlines()
+    new_lines = runfile.export_bytes(after).decode().splitlines()
+    changed = [
+        (tag, i1, i2) for tag, i1, i2, _, _ in
+        difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes()
+        if tag != "equal"
+    ]
+    # Each task is one block in "results", opened by a line "    {" at depth 2.
+    results_at = old_lines.index('  "results": [')
+    starts = [i for i, line in enumerate(old_lines) if line == "    {" and i > results_at]
+    block_start, block_end = starts[3], starts[4]  # t3's block
+    summary_start = old_lines.index('  "summary": {')
+    for _, i1, i2 in changed:
+        in_block = block_start <= i1 and i2 <= block_end
+        in_summary = summary_start <= i1
+        assert in_block or in_summary, old_lines[i1:i2]
+    assert changed
+
+
+def shard(run: runfile.Run, index: int, count: int, run_id: str) -> runfile.Run:
+    entries = [e for e in run.results if e.index % count == index - 1]
+    settings = run.settings.model_copy(update={"shard": runfile.ShardInfo(index=index, count=count)})
+    return run.model_copy(update={"run_id": run_id, "settings": settings, "results": entries,
+                                  "summary": runfile.summarize(entries, settings.epochs)})
+
+
+def test_merging_all_shards_gives_the_unsharded_run() -> None:
+    whole = make_run({f"t{i}": ("pass" if i % 3 else "fail") for i in range(7)})
+    parts = [shard(whole, i, 3, f"{i:012d}") for i in (2, 3, 1)]
+    merged = runfile.merge(parts)
+    assert merged.merged_from == ["000000000001", "000000000002", "000000000003"]
+    assert merged.settings.shard is None
+    assert runfile.export_bytes(merged) == runfile.export_bytes(whole)
+
+
+def test_merge_refuses_missing_overlapping_and_foreign_shards() -> None:
+    whole = make_run({f"t{i}": "pass" for i in range(4)})
+    one, two = shard(whole, 1, 2, "1" * 12), shard(whole, 2, 2, "2" * 12)
+    with pytest.raises(MeridianError, match=r"missing shard\(s\) 2/2"):
+        runfile.merge([one])
+    with pytest.raises(MeridianError, match="shard 1/2 given twice"):
+        runfile.merge([one, one.model_copy(update={"run_id": "3" * 12}), two])
+    with pytest.raises(MeridianError, match=f"run {'9' * 12} is not a shard"):
+        runfile.merge([one, whole.model_copy(update={"run_id": "9" * 12})])
+    other_suite = two.model_copy(update={"suite": two.suite.model_copy(update={"hash": "b" * 64})})
+    with pytest.raises(MeridianError, match="differs from run 111111111111 in suite hash"):
+        runfile.merge([one, other_suite])
+    overlapping = two.model_copy(update={"results": two.results + one.results[:1]})
+    with pytest.raises(MeridianError, match="shards overlap"):
+        runfile.merge([one, overlapping])
+
+
+def test_summary_figures() -> None:
+    run = make_run({"a": ["pass", "pass", "fail"], "b": ["fail", "fail", "fail"],
+                    "c": ["infra_error", "pass", "pass"]},
+                   a={"steps": 4, "tool_errors": 1}, b={"steps": 2})
+    s = run.summary
+    assert (s.tasks, s.trials, s.passed, s.failed, s.infra_errors) == (3, 9, 4, 4, 1)
+    assert s.pass_rate == 0.5
+    # pass@1 is the mean per-task pass rate: (2/3 + 0 + 1) / 3
+    assert s.pass_at_k["1"] == pytest.approx((2 / 3 + 0 + 1) / 3, abs=1e-6)
+    # pass^3 only counts tasks with three graded trials: a (0) and b (0)
+    assert s.pass_hat_k["3"] == 0.0
+    assert s.pass_at_k["3"] == pytest.approx(0.5)
+    assert s.median_steps == 2.0
+    assert s.tool_error_rate == pytest.approx(3 / 22, abs=1e-6)  # 12 + 6 + 4 tool steps
+    assert [e.status for e in run.results] == ["flaky", "fail", "pass"]
