@@ -56,6 +56,7 @@ __all__ = [
     "Verdict",
     "decide",
     "evaluate",
+    "objective_findings",
     "resolve_kind",
     "scan_files",
     "select_evaluator",
