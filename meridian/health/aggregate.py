@@ -1,0 +1,629 @@
+"""Compute the health report from the state branch in one pass over the events.
+
+Speed matters (a long build has 100,000 events; ``benchmarks/health.py`` measures it),
+so the events are read shard by shard at one commit, each shard parsed with a single
+``json.loads`` and never validated record by record: ``meridian verify`` is the
+place that proves records valid. Only the ``gate.*`` events are kept (as plain
+tuples) and sorted by time, because after a sync merge the stored order is not
+time order. Everything else the report needs lives in small streams (memory, the
+run index) or in a bounded number of documents.
+
+Each source whose shape belongs to another module is read through that module's
+public functions: gate states (``meridian.gates.state.fold_events`` plus the graph),
+corrections (``meridian.memory.calibration``), stored memory (``meridian.memory.verify``),
+rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from meridian import records
+from meridian.errors import MeridianError
+from meridian.health.models import (
+    CalibrationHealth,
+    CompletionHealth,
+    CorrectionPoint,
+    CostHealth,
+    CostLine,
+    Distribution,
+    DueRule,
+    EvaluationHealth,
+    EvaluatorHealth,
+    GapPoint,
+    GateCost,
+    GateHealth,
+    GateRow,
+    HealthReport,
+    MemoryHealth,
+    RulesHealth,
+    SuiteHealth,
+    WeekCost,
+)
+from meridian.ledger import EVENTS, Ledger
+
+STARTED, SUBMITTED, PASSED, FAILED = "gate.started", "gate.submitted", "gate.passed", "gate.failed"
+REOPENED, BLOCKED, UNAVAILABLE = "gate.reopened", "gate.blocked", "gate.evaluator_unavailable"
+FEATURES_COMPUTED = "features.computed"
+# Memory writes that were refused as duplicates leave these events behind.
+DUPLICATE_KINDS = frozenset({"pattern.validated", "memory.duplicate"})
+DIMENSIONS = ("completeness", "correctness", "robustness", "spec_adherence")
+# Verdict events do not carry per-dimension scores, so the distribution reads verdict
+# documents: at most this many, the newest, so the cost does not grow with history.
+MAX_VERDICT_DOCUMENTS = 500
+GAP_WINDOW = 5
+MAX_MEMORY_PROBLEMS = 20
+
+
+# --- the one pass over the events -----------------------------------------------------
+
+
+GateEvent = tuple[str, str, dict[str, Any]]  # (ts, kind, data)
+
+
+@dataclass
+class EventScan:
+    """What one pass over the events keeps."""
+
+    events: int = 0
+    corrupt: list[str] = field(default_factory=list)
+    gate_events: list[GateEvent] = field(default_factory=list)
+    latest_features: tuple[str, dict[str, Any]] | None = None
+    duplicates_prevented: int = 0
+
+
+def shard_records(ledger: Ledger, stream: str, at: Any) -> Iterator[tuple[str, list[Any]]]:
+    """(shard path, parsed lines) for each shard; a bad line becomes None."""
+    for path in ledger.shards(stream, at=at):
+        blob = ledger.read(path, at=at)
+        if not blob:
+            continue
+        text = blob.decode("utf-8", errors="replace").strip()
+        try:
+            # One parse per shard: lines never hold a raw newline (JSON escapes it).
+            yield path, json.loads("[" + text.replace("\n", ",") + "]")
+        except ValueError:
+            yield path, [_parse_line(line) for line in text.split("\n")]
+
+
+def _parse_line(line: str) -> Any:
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
+
+
+def scan_events(ledger: Ledger, at: Any) -> EventScan:
+    scan = EventScan()
+    gate_events = scan.gate_events
+    for path, items in shard_records(ledger, EVENTS, at):
+        for number, item in enumerate(items, start=1):
+            try:
+                kind = item["kind"]
+                ts = item["ts"]
+                data = item["data"]
+            except (TypeError, KeyError):
+                scan.corrupt.append(f"{path}:{number}")
+                continue
+            scan.events += 1
+            if kind.startswith("gate."):
+                gate_events.append((ts, kind, data))
+            elif kind == FEATURES_COMPUTED:
+                if scan.latest_features is None or ts >= scan.latest_features[0]:
+                    scan.latest_features = (ts, data)
+            elif kind in DUPLICATE_KINDS:
+                scan.duplicates_prevented += 1
+    gate_events.sort(key=lambda event: event[0])
+    return scan
+
+
+# --- small helpers --------------------------------------------------------------------
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+_WEEKS: dict[str, str] = {}
+
+
+def iso_week(ts: str) -> str:
+    """``2026-W48`` for a record timestamp (cached per day: called once per verdict)."""
+    day = ts[:10]
+    week = _WEEKS.get(day)
+    if week is None:
+        year, number, _ = date.fromisoformat(day).isocalendar()
+        week = _WEEKS[day] = f"{year}-W{number:02d}"
+    return week
+
+
+def _hours_between(start: str, end: str) -> float:
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 3600
+
+
+def distribution(values: list[float]) -> Distribution:
+    if not values:
+        return Distribution()
+    ordered = sorted(values)
+    histogram = [0] * 10
+    for value in ordered:
+        histogram[min(9, max(0, int(value)))] += 1
+    if len(ordered) > 1:
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    else:
+        q1 = q3 = ordered[0]
+    return Distribution(
+        count=len(ordered), min=ordered[0], q1=round(q1, 2), median=round(statistics.median(ordered), 2),
+        q3=round(q3, 2), max=ordered[-1], mean=round(statistics.fmean(ordered), 2), histogram=histogram,
+    )
+
+
+# --- gates, evaluator and evaluator cost (from the gate events) --------------------------
+
+
+@dataclass
+class _Verdict:
+    ts: str
+    gate: str
+    path: str | None
+    overall: float | None
+    scores: dict[str, Any] | None
+
+
+@dataclass
+class _Costs:
+    evaluator: CostLine = field(default_factory=CostLine)
+    by_gate: dict[str, GateCost] = field(default_factory=dict)
+    by_week: dict[str, WeekCost] = field(default_factory=dict)
+
+    def week(self, ts: str) -> WeekCost:
+        key = iso_week(ts)
+        row = self.by_week.get(key)
+        if row is None:
+            row = self.by_week[key] = WeekCost(week=key)
+        return row
+
+
+def _add_usage(line: CostLine, usage: dict[str, Any]) -> float:
+    tokens_in = int(_number(usage.get("input_tokens")) or 0)
+    tokens_out = int(_number(usage.get("output_tokens")) or 0)
+    cost = _number(usage.get("cost_usd")) or 0.0
+    line.input_tokens += tokens_in
+    line.output_tokens += tokens_out
+    line.tokens += tokens_in + tokens_out
+    line.cost_usd += cost
+    return cost
+
+
+def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdict], list[GapPoint]]:
+    """Gate figures, the verdicts in time order and the self-assessment gaps."""
+    health = GateHealth()
+    rows: dict[str, GateRow] = {}
+    started: dict[str, str] = {}
+    pending_self: dict[str, float] = {}
+    verdicts: list[_Verdict] = []
+    gaps: list[GapPoint] = []
+    intervals: list[float] = []
+    blocks: Counter[str] = Counter()
+
+    def row_of(gate: str) -> GateRow:
+        row = rows.get(gate)
+        if row is None:
+            row = rows[gate] = GateRow(gate=gate, state="open")
+        return row
+
+    for ts, kind, data in scan.gate_events:
+        gate = data.get("gate")
+        if kind == BLOCKED:
+            blocks[str(data.get("source", "unknown"))] += 1
+            if isinstance(gate, str):
+                row_of(gate).blocks += 1
+            continue
+        if not isinstance(gate, str):
+            continue
+        row = row_of(gate)
+        if kind in (STARTED, REOPENED):
+            started[gate] = ts
+        elif kind == SUBMITTED:
+            row.submissions += 1
+            self_score = _number(data.get("self_score"))
+            if self_score is not None:
+                pending_self[gate] = self_score
+            else:
+                pending_self.pop(gate, None)
+        elif kind in (PASSED, FAILED):
+            passed = kind == PASSED
+            overall = _number(data.get("overall"))
+            row.verdicts += 1
+            health.verdicts += 1
+            if not passed:
+                row.failed_verdicts += 1
+                health.failed_verdicts += 1
+            if row.first_verdict_passed is None:
+                row.first_verdict_passed = passed
+            row.last_overall = overall
+            usage = data.get("usage")
+            if isinstance(usage, dict):
+                gate_cost = costs.by_gate.get(gate)
+                if gate_cost is None:
+                    gate_cost = costs.by_gate[gate] = GateCost(gate=gate)
+                gate_cost.verdicts += 1
+                spent = _add_usage(gate_cost, usage)
+                _add_usage(costs.evaluator, usage)
+                week = costs.week(ts)
+                week.evaluator_usd += spent
+                week.tokens += int(_number(usage.get("input_tokens")) or 0) + int(
+                    _number(usage.get("output_tokens")) or 0)
+            self_score = _number(data.get("self_score"))
+            earlier = pending_self.pop(gate, None)
+            self_score = earlier if self_score is None else self_score
+            if self_score is not None and overall is not None:
+                gaps.append(GapPoint(ts=ts, gate=gate, self_score=self_score, overall=overall,
+                                     gap=round(self_score - overall, 4), rolling_mean=0.0))
+            if passed and gate in started:
+                hours = _hours_between(started.pop(gate), ts)
+                if hours >= 0:
+                    intervals.append(hours)
+                    row.hours_in_progress = round((row.hours_in_progress or 0.0) + hours, 4)
+            scores = data.get("scores")
+            path = data.get("verdict")
+            verdicts.append(_Verdict(ts, gate, path if isinstance(path, str) else None, overall,
+                                     scores if isinstance(scores, dict) else None))
+        elif kind == UNAVAILABLE:
+            health.evaluator_unavailable += 1
+
+    for gate, cost in costs.by_gate.items():
+        row_of(gate).cost_usd = round(cost.cost_usd, 6)
+    health.gates = [rows[g] for g in sorted(rows)]
+    health.with_verdict = sum(1 for r in rows.values() if r.first_verdict_passed is not None)
+    health.first_try_passed = sum(1 for r in rows.values() if r.first_verdict_passed)
+    health.first_try_pass_rate = _rate(health.first_try_passed, health.with_verdict)
+    health.evaluator_fail_rate = _rate(health.failed_verdicts, health.verdicts)
+    health.blocks = sum(blocks.values())
+    health.blocks_by_source = dict(sorted(blocks.items()))
+    health.intervals = len(intervals)
+    health.mean_hours_in_progress = round(statistics.fmean(intervals), 4) if intervals else None
+    for index, point in enumerate(gaps):
+        window = gaps[max(0, index - GAP_WINDOW + 1): index + 1]
+        point.rolling_mean = round(statistics.fmean(p.gap for p in window), 4)
+    return health, verdicts, gaps
+
+
+class _EventView:
+    """A gate event shaped like a ``Record`` for ``gates.state.fold_events`` (no validation)."""
+
+    __slots__ = ("ts", "kind", "data")
+
+    def __init__(self, ts: str, kind: str, data: dict[str, Any]) -> None:
+        self.ts, self.kind, self.data = ts, kind, data
+
+    @property
+    def gate(self) -> str | None:
+        value = self.data.get("gate")
+        return value if isinstance(value, str) else None
+
+
+def gate_states(scan: EventScan, root: Path | None, notes: list[str]) -> dict[str, str]:
+    """Each gate's state, as ``meridian status`` derives it minus the stale check.
+
+    Stale needs the work tree (the artifacts' current hash); this report is computed
+    from the state branch alone, so a stale gate shows as passed here.
+    """
+    from meridian.gates.state import fold_events
+
+    folds = fold_events(cast(Any, _EventView(*event)) for event in scan.gate_events)
+    states: dict[str, str] = {}
+    graph = None
+    if root is not None:
+        try:
+            from meridian.gates.graph import gates_path, load_graph
+
+            if gates_path(root).is_file():
+                graph = load_graph(root)
+        except MeridianError as exc:
+            notes.append(f"gates: states from events only: {exc}")
+    if graph is not None:
+        for spec in graph.ordered():
+            fold = folds.get(spec.id)
+            phase = fold.phase if fold is not None else "open"
+            if fold is not None and phase == "passed" and spec.approval is not None \
+                    and fold.approved_verdict != fold.verdict:
+                phase = "submitted"  # passed its verdict, awaiting a human's approval
+            elif phase == "open" and any(states.get(need) != "passed" for need in spec.needs):
+                phase = "locked"
+            states[spec.id] = phase
+    for gate, fold in folds.items():
+        # With a graph, events of a gate it no longer lists are history, not a state.
+        states.setdefault(gate, "removed" if graph is not None else fold.phase)
+    return states
+
+
+def evaluator_health(ledger: Ledger, at: Any, verdicts: list[_Verdict], gaps: list[GapPoint],
+                     notes: list[str]) -> EvaluatorHealth:
+    health = EvaluatorHealth(verdicts=len(verdicts), gap_window=GAP_WINDOW)
+    per_dimension: dict[str, list[float]] = {d: [] for d in DIMENSIONS}
+    without = [v for v in verdicts if v.scores is None and v.path]
+    to_read = {id(v) for v in without[-MAX_VERDICT_DOCUMENTS:]}
+    for verdict in verdicts:
+        scores = verdict.scores
+        if scores is None and id(verdict) in to_read:
+            scores = _verdict_scores(ledger, at, cast(str, verdict.path))
+            health.verdicts_read += 1
+        for name, value in (scores or {}).items():
+            number = _number(value)
+            if number is not None:
+                per_dimension.setdefault(name, []).append(number)
+    if len(without) > MAX_VERDICT_DOCUMENTS:
+        notes.append(f"evaluator: per-dimension scores from the newest {MAX_VERDICT_DOCUMENTS} "
+                     f"of {len(without)} verdicts (verdict events carry no scores)")
+    health.dimensions = {name: distribution(values) for name, values in per_dimension.items()}
+    health.overall = distribution([v.overall for v in verdicts if v.overall is not None])
+    health.gaps = gaps
+    if gaps:
+        values = [p.gap for p in gaps]
+        half = len(values) // 2
+        health.mean_gap = round(statistics.fmean(values), 4)
+        health.early_mean_gap = round(statistics.fmean(values[:half]), 4) if half else None
+        health.recent_mean_gap = round(statistics.fmean(values[half:]), 4)
+    return health
+
+
+def _verdict_scores(ledger: Ledger, at: Any, path: str) -> dict[str, Any] | None:
+    """The ``scores`` of one verdict document (``meridian.evaluators.models.Verdict``)."""
+    raw = ledger.read(path, at=at)
+    if raw is None:
+        return None
+    try:
+        scores = json.loads(raw).get("scores")
+    except (ValueError, AttributeError):
+        return None
+    return scores if isinstance(scores, dict) else None
+
+
+# --- calibration -------------------------------------------------------------------------
+
+
+def calibration_health(ledger: Ledger) -> CalibrationHealth:
+    from meridian.memory import calibration
+
+    corrections = calibration.effective_corrections(ledger)
+    window = calibration.DEFAULT_WINDOW
+    factor, sample = calibration.multiplier(corrections, window)
+    points = []
+    ratios: list[float] = []
+    for correction in sorted(corrections, key=lambda c: c.ts):
+        if correction.ratio is not None:
+            ratios.append(correction.ratio)
+        points.append(CorrectionPoint(
+            ts=correction.ts, gate=correction.gate, predicted_hours=correction.predicted_hours,
+            actual_hours=correction.actual_hours, ratio=correction.ratio,
+            multiplier=round(statistics.median(ratios[-window:]), 4) if ratios else None,
+        ))
+    return CalibrationHealth(
+        corrections=points, multiplier=factor, window=window, sample=sample,
+        median_ratio=round(statistics.median(ratios), 4) if ratios else None,
+    )
+
+
+# --- evaluation runs: their cost, and the latest per suite against its baseline ----------------
+
+
+@dataclass
+class _RunFigures:
+    """What a run document adds to its index line: agent tokens and grader (judge) usage."""
+
+    tokens: int = 0
+    judge: CostLine = field(default_factory=CostLine)
+    task_status: dict[str, str] = field(default_factory=dict)
+
+
+def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
+    """Read one run document raw (``meridian.evals.run`` format) for what the index lacks."""
+    figures = _RunFigures()
+    raw = ledger.read(path, at=at)
+    if raw is None:
+        return figures
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return figures
+    figures.tokens = int(_number((document.get("summary") or {}).get("tokens")) or 0)
+    for entry in document.get("results") or []:
+        trials = entry.get("trials") or []
+        for trial in trials:
+            for score in trial.get("scores") or []:
+                usage = score.get("usage") if isinstance(score, dict) else None
+                if isinstance(usage, dict):
+                    _add_usage(figures.judge, {"input_tokens": usage.get("tokens_in"),
+                                               "output_tokens": usage.get("tokens_out"),
+                                               "cost_usd": usage.get("cost_usd")})
+        task = (entry.get("task") or {}).get("id")
+        graded = [t.get("status") for t in trials if t.get("status") != "infra_error"]
+        if isinstance(task, str):
+            figures.task_status[task] = ("infra_error" if not graded else
+                                         "pass" if all(s == "pass" for s in graded) else
+                                         "fail" if all(s != "pass" for s in graded) else "flaky")
+    return figures
+
+
+def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
+                      notes: list[str]) -> tuple[EvaluationHealth, CostLine, CostLine]:
+    """Latest run per suite vs its baseline, and what every run cost (agents, judges)."""
+    from meridian.evals import store
+
+    agents, judges = CostLine(), CostLine()
+    try:
+        entries = store.index(ledger, include_pruned=True)
+        baselines = store.baselines(ledger)
+    except MeridianError as exc:
+        notes.append(f"evaluation: {exc}")
+        return EvaluationHealth(), agents, judges
+    figures: dict[str, _RunFigures] = {}
+    for entry in entries:
+        data = entry.data
+        run = figures[entry.run_id] = run_figures(ledger, at, data.path)
+        agents.cost_usd += data.cost_usd
+        agents.tokens += run.tokens
+        judges.input_tokens += run.judge.input_tokens
+        judges.output_tokens += run.judge.output_tokens
+        judges.tokens += run.judge.tokens
+        judges.cost_usd += run.judge.cost_usd
+        week = costs.week(entry.ts)
+        week.eval_agents_usd += data.cost_usd
+        week.llm_judge_usd += run.judge.cost_usd
+        week.tokens += run.tokens + run.judge.tokens
+
+    visible = [e for e in entries if not e.pruned]
+    by_id = {e.run_id: e for e in entries}
+    health = EvaluationHealth(runs=len(visible))
+    for suite in sorted({e.data.suite for e in visible}):
+        runs = [e for e in visible if e.data.suite == suite]
+        latest = runs[-1]
+        row = SuiteHealth(
+            suite=suite, runs=len(runs), latest_run=latest.run_id, latest_at=latest.ts,
+            agent=f"{latest.data.agent}@{latest.data.agent_version}", tasks=latest.data.tasks,
+            passed=latest.data.passed, failed=latest.data.failed,
+            infra_errors=latest.data.infra_errors, pass_rate=latest.data.pass_rate,
+        )
+        pinned = [b for b in baselines if b.run_id in by_id and by_id[b.run_id].data.suite == suite]
+        if pinned:
+            # Several baselines of one suite: compare with the one pinning the newest run.
+            order = {e.run_id: i for i, e in enumerate(entries)}
+            baseline = max(pinned, key=lambda b: (order[cast(str, b.run_id)], b.name))
+            base = by_id[cast(str, baseline.run_id)]
+            row.baseline, row.baseline_run = baseline.name, base.run_id
+            row.baseline_passed, row.baseline_pass_rate = base.data.passed, base.data.pass_rate
+            before = figures[base.run_id].task_status
+            after = figures[latest.run_id].task_status
+            row.regressions = sum(1 for t, s in before.items()
+                                  if s == "pass" and after.get(t) in ("fail", "flaky"))
+            row.fixes = sum(1 for t, s in before.items()
+                            if s in ("fail", "flaky") and after.get(t) == "pass")
+        health.suites.append(row)
+    return health, agents, judges
+
+
+# --- memory, rules, completion ------------------------------------------------------------
+
+
+def memory_health(ledger: Ledger, at: Any, scan: EventScan) -> MemoryHealth:
+    from meridian.memory.schemas import KINDS
+    from meridian.memory.verify import check_memory
+
+    counts = {}
+    for label, spec in KINDS.items():
+        counts[label] = sum(len(items) for _, items in shard_records(ledger, spec.stream, at))
+    problems = check_memory(ledger)
+    return MemoryHealth(records=counts, invalid=len(problems),
+                        problems=problems[:MAX_MEMORY_PROBLEMS],
+                        duplicates_prevented=scan.duplicates_prevented)
+
+
+def rules_health(root: Path | None, today: date | None, notes: list[str]) -> RulesHealth:
+    if root is None:
+        return RulesHealth()
+    from meridian import rules as rules_module
+
+    try:
+        rules = rules_module.load_rules(root)
+    except MeridianError as exc:
+        notes.append(f"rules: {exc}")
+        return RulesHealth()
+    day = today or date.today()
+    return RulesHealth(
+        total=len(rules), active=sum(1 for r in rules if r.active),
+        due=[DueRule(id=r.id, rule=r.rule,
+                     review_date=r.review.date.isoformat() if r.review.date else None)
+             for r in rules if r.due(day)],
+    )
+
+
+def completion_health(scan: EventScan) -> CompletionHealth | None:
+    if scan.latest_features is None:
+        return None
+    ts, data = scan.latest_features
+    try:
+        return CompletionHealth(computed_at=ts, junit=str(data.get("junit", "")),
+                                total=int(data["total"]), working=int(data["working"]),
+                                hardened=int(data["hardened"]),
+                                working_pct=float(data["working_pct"]),
+                                hardened_pct=float(data["hardened_pct"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def build_report(ledger: Ledger, root: Path | None = None, *,
+                 today: date | None = None) -> HealthReport:
+    """The health report of ``ledger``'s state branch at its current tip."""
+    tip = ledger.tip()
+    report = HealthReport(branch=ledger.branch, commit=None if tip is None else str(tip),
+                          generated_at=records.now_ts())
+    notes = report.notes
+    report.rules = rules_health(root, today, notes)
+    if tip is None:
+        notes.append(f"no state branch {ledger.branch} yet: run `meridian init`")
+        return report
+
+    scan = scan_events(ledger, tip)
+    report.events = scan.events
+    if scan.corrupt:
+        notes.append(f"{len(scan.corrupt)} event line(s) could not be read (first: "
+                     f"{ledger.branch}:{scan.corrupt[0]}); run `meridian verify`")
+    costs = _Costs()
+    gates, verdicts, gaps = fold_gates(scan, costs)
+    states = gate_states(scan, root, notes)
+    for row in gates.gates:
+        row.state = states.get(row.gate, row.state)
+    known = {row.gate for row in gates.gates}
+    gates.gates += [GateRow(gate=g, state=s) for g, s in states.items() if g not in known]
+    gates.gates.sort(key=lambda r: r.gate)
+    gates.total = len(gates.gates)
+    gates.by_state = dict(sorted(Counter(r.state for r in gates.gates).items()))
+    report.gates = gates
+    report.evaluator = evaluator_health(ledger, tip, verdicts, gaps, notes)
+    report.calibration = calibration_health(ledger)
+    report.evaluation, agents, judges = evaluation_health(ledger, tip, costs, notes)
+    report.cost = _cost_health(costs, agents, judges)
+    report.completion = completion_health(scan)
+    report.memory = memory_health(ledger, tip, scan)
+    return report
+
+
+def _cost_health(costs: _Costs, agents: CostLine, judges: CostLine) -> CostHealth:
+    by_source = {"evaluator": costs.evaluator, "llm_judge": judges, "eval_agents": agents}
+    total = CostLine()
+    for line in by_source.values():
+        line.cost_usd = round(line.cost_usd, 6)
+        total.input_tokens += line.input_tokens
+        total.output_tokens += line.output_tokens
+        total.tokens += line.tokens
+        total.cost_usd += line.cost_usd
+    total.cost_usd = round(total.cost_usd, 6)
+    weeks = []
+    for key in sorted(costs.by_week):
+        week = costs.by_week[key]
+        week.cost_usd = round(week.evaluator_usd + week.llm_judge_usd + week.eval_agents_usd, 6)
+        week.evaluator_usd = round(week.evaluator_usd, 6)
+        week.llm_judge_usd = round(week.llm_judge_usd, 6)
+        week.eval_agents_usd = round(week.eval_agents_usd, 6)
+        weeks.append(week)
+    by_gate = sorted(costs.by_gate.values(), key=lambda g: (-g.cost_usd, g.gate))
+    for gate in by_gate:
+        gate.cost_usd = round(gate.cost_usd, 6)
+    return CostHealth(total=total, by_source=by_source, by_gate=by_gate, by_week=weeks)

@@ -1,0 +1,206 @@
+"""The health report as rich tables (``meridian health``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from meridian.health.models import Distribution, HealthReport
+
+MAX_GATE_ROWS = 25
+MAX_TREND_POINTS = 40
+SPARKS = "▁▂▃▄▅▆▇█"
+NONE = "-"
+
+
+def percent(rate: float | None) -> str:
+    return NONE if rate is None else f"{100 * rate:.1f}%"
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    return NONE if value is None else f"{value:.{digits}f}"
+
+
+def dollars(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def sparkline(values: Sequence[float], width: int = MAX_TREND_POINTS) -> str:
+    """A one-line chart of the values (the last ``width`` of them)."""
+    tail = list(values)[-width:]
+    if not tail:
+        return ""
+    low, high = min(tail), max(tail)
+    span = high - low
+    return "".join(SPARKS[0 if span == 0 else round((v - low) / span * (len(SPARKS) - 1))]
+                   for v in tail)
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False,
+                  title_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def render(report: HealthReport, console: Console | None = None) -> None:
+    out = console or Console()
+    commit = (report.commit or "")[:12]
+    out.print(f"[bold]Meridian health[/] {escape(report.branch)} at {commit or 'no commit'}, "
+              f"{report.events} events")
+    for note in report.notes:
+        out.print(f"[yellow]note:[/] {escape(note)}")
+    for section in (_gates, _calibration, _evaluator, _cost, _completion, _memory, _rules,
+                    _evaluation):
+        out.print()
+        section(report, out)
+
+
+def _gates(report: HealthReport, out: Console) -> None:
+    gates = report.gates
+    states = ", ".join(f"{state} {count}" for state, count in gates.by_state.items()) or "none"
+    blocks = ", ".join(f"{src} {n}" for src, n in gates.blocks_by_source.items()) or "none"
+    summary = _table("Gates", "figure", "value")
+    summary.add_row("gates by state", f"{gates.total}: {states}")
+    summary.add_row("first-try pass rate",
+                    f"{percent(gates.first_try_pass_rate)} ({gates.first_try_passed} of "
+                    f"{gates.with_verdict} gates with a verdict)")
+    summary.add_row("evaluator fail rate",
+                    f"{percent(gates.evaluator_fail_rate)} ({gates.failed_verdicts} of "
+                    f"{gates.verdicts} verdicts)")
+    summary.add_row("evaluator unavailable", str(gates.evaluator_unavailable))
+    summary.add_row("blocks by source", f"{gates.blocks}: {blocks}")
+    summary.add_row("mean time in progress",
+                    f"{number(gates.mean_hours_in_progress)} h over {gates.intervals} pass(es)")
+    out.print(summary)
+    if not gates.gates:
+        return
+    # Gates still in flight first: they are what a reader acts on.
+    ordered = sorted(gates.gates, key=lambda r: (r.state == "passed", r.gate))
+    table = _table("", "gate", "state", "submissions", "verdicts", "failed", "first try",
+                   "blocks", "hours", "cost")
+    for row in ordered[:MAX_GATE_ROWS]:
+        first = NONE if row.first_verdict_passed is None else (
+            "passed" if row.first_verdict_passed else "failed")
+        table.add_row(escape(row.gate), row.state, str(row.submissions), str(row.verdicts),
+                      str(row.failed_verdicts), first, str(row.blocks),
+                      number(row.hours_in_progress), dollars(row.cost_usd))
+    out.print(table)
+    if len(ordered) > MAX_GATE_ROWS:
+        out.print(f"... and {len(ordered) - MAX_GATE_ROWS} more gates (meridian health --json)")
+
+
+def _calibration(report: HealthReport, out: Console) -> None:
+    cal = report.calibration
+    if not cal.corrections:
+        out.print("[bold]Calibration[/]: no corrections yet (written when a gate passes)")
+        return
+    out.print(f"[bold]Calibration[/]: multiplier {number(cal.multiplier)} (median ratio of the "
+              f"last {cal.sample} of window {cal.window}), median over all "
+              f"{number(cal.median_ratio)}")
+    trend = [p.multiplier for p in cal.corrections if p.multiplier is not None]
+    if trend:
+        out.print(f"multiplier over time {sparkline(trend)} ({number(trend[0])} -> {number(trend[-1])})")
+    table = _table("", "when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier")
+    for point in cal.corrections[-10:]:
+        table.add_row(point.ts[:16].replace("T", " "), escape(point.gate),
+                      number(point.predicted_hours), number(point.actual_hours),
+                      number(point.ratio), number(point.multiplier))
+    out.print(table)
+
+
+def _histogram(dist: Distribution) -> str:
+    return sparkline([float(n) for n in dist.histogram]) if dist.count else ""
+
+
+def _evaluator(report: HealthReport, out: Console) -> None:
+    ev = report.evaluator
+    table = _table(f"Evaluator scores ({ev.verdicts} verdicts, {ev.verdicts_read} documents read)",
+                   "dimension", "n", "min", "q1", "median", "q3", "max", "mean", "0..10")
+    rows = list(ev.dimensions.items()) + [("overall", ev.overall)]
+    for name, dist in rows:
+        table.add_row(name, str(dist.count), number(dist.min), number(dist.q1),
+                      number(dist.median), number(dist.q3), number(dist.max), number(dist.mean),
+                      _histogram(dist))
+    out.print(table)
+    if not ev.gaps:
+        out.print("self-assessment gap: no submission carried a self-score yet")
+        return
+    out.print(f"self-assessment gap (self-score - overall) over {len(ev.gaps)} submissions: "
+              f"mean {number(ev.mean_gap)}, earlier half {number(ev.early_mean_gap)}, "
+              f"recent half {number(ev.recent_mean_gap)}")
+    out.print(f"rolling mean of {ev.gap_window} {sparkline([p.rolling_mean for p in ev.gaps])}")
+
+
+def _cost(report: HealthReport, out: Console) -> None:
+    cost = report.cost
+    table = _table(f"Cost: {dollars(cost.total.cost_usd)}, {cost.total.tokens:,} tokens",
+                   "source", "input tokens", "output tokens", "tokens", "dollars")
+    for name, line in cost.by_source.items():
+        table.add_row(name, f"{line.input_tokens:,}", f"{line.output_tokens:,}",
+                      f"{line.tokens:,}", dollars(line.cost_usd))
+    out.print(table)
+    if cost.by_week:
+        weeks = _table("", "week", "evaluator", "llm_judge", "eval agents", "tokens", "total")
+        for week in cost.by_week[-8:]:
+            weeks.add_row(week.week, dollars(week.evaluator_usd), dollars(week.llm_judge_usd),
+                          dollars(week.eval_agents_usd), f"{week.tokens:,}", dollars(week.cost_usd))
+        out.print(weeks)
+    if cost.by_gate:
+        gates = _table("", "gate (costliest)", "verdicts", "tokens", "dollars")
+        for gate in cost.by_gate[:10]:
+            gates.add_row(escape(gate.gate), str(gate.verdicts), f"{gate.tokens:,}",
+                          dollars(gate.cost_usd))
+        out.print(gates)
+
+
+def _completion(report: HealthReport, out: Console) -> None:
+    done = report.completion
+    if done is None:
+        out.print("[bold]Completion[/]: not computed yet (meridian features --junit REPORT.xml)")
+        return
+    out.print(f"[bold]Completion[/]: working {done.working}/{done.total} ({done.working_pct:.1f}%), "
+              f"hardened {done.hardened}/{done.total} ({done.hardened_pct:.1f}%) "
+              f"from {escape(done.junit)} at {done.computed_at[:16].replace('T', ' ')}")
+
+
+def _memory(report: HealthReport, out: Console) -> None:
+    mem = report.memory
+    kinds = ", ".join(f"{kind} {n}" for kind, n in mem.records.items())
+    style = "red" if mem.invalid else "green"
+    out.print(f"[bold]Memory[/]: {kinds}; [{style}]{mem.invalid} invalid[/]; "
+              f"{mem.duplicates_prevented} duplicates prevented")
+    for problem in mem.problems:
+        out.print(f"  [red]{escape(problem)}[/]")
+
+
+def _rules(report: HealthReport, out: Console) -> None:
+    rules = report.rules
+    out.print(f"[bold]Rules[/]: {rules.active} active of {rules.total}, {len(rules.due)} due for review")
+    for rule in rules.due:
+        out.print(f"  {escape(rule.id)} (review {rule.review_date}): {escape(rule.rule)}")
+
+
+def _evaluation(report: HealthReport, out: Console) -> None:
+    evaluation = report.evaluation
+    if not evaluation.suites:
+        out.print("[bold]Evaluation[/]: no runs yet (meridian eval run SUITE --agent NAME)")
+        return
+    table = _table(f"Evaluation ({evaluation.runs} runs)", "suite", "latest run", "agent",
+                   "passed", "pass rate", "baseline", "baseline passed", "regressions", "fixes")
+    for suite in evaluation.suites:
+        regressions = NONE if suite.regressions is None else str(suite.regressions)
+        style = "red" if suite.regressions else ""
+        table.add_row(
+            escape(suite.suite), suite.latest_run[:12], escape(suite.agent),
+            f"{suite.passed}/{suite.passed + suite.failed}", percent(suite.pass_rate),
+            escape(suite.baseline or NONE),
+            NONE if suite.baseline_passed is None else str(suite.baseline_passed),
+            f"[{style}]{regressions}[/]" if style else regressions,
+            NONE if suite.fixes is None else str(suite.fixes),
+        )
+    out.print(table)
