@@ -23,15 +23,18 @@ from tests.evaluators.evaluator_helpers import (
 # Read before the autouse fixture removes the key from the environment.
 REAL_KEY = os.environ.get("ANTHROPIC_API_KEY")
 
-GOOD = {"scores": {"completeness": 9, "correctness": 8.5, "robustness": 8, "spec_adherence": 9},
-        "issues": [{"severity": "low", "file": "src/shop/cart.py", "line": 7,
-                    "message": "round() hides sub-cent errors; document it"}],
-        "summary": "Discount logic and validation are implemented and tested."}
-STUB_FOUND = {"scores": {"completeness": 6, "correctness": 5, "robustness": 6,
-                         "spec_adherence": 7},
-              "issues": [{"severity": "high", "file": "src/shop/cart.py", "line": 2,
-                          "message": "total() is a stub: it raises NotImplementedError"}],
-              "summary": "The core function is not implemented."}
+GOOD: dict[str, Any] = {
+    "scores": {"completeness": 9, "correctness": 8.5, "robustness": 8, "spec_adherence": 9},
+    "issues": [{"severity": "low", "file": "src/shop/cart.py", "line": 7,
+                "message": "round() hides sub-cent errors; document it"}],
+    "summary": "Discount logic and validation are implemented and tested.",
+}
+STUB_FOUND: dict[str, Any] = {
+    "scores": {"completeness": 6, "correctness": 5, "robustness": 6, "spec_adherence": 7},
+    "issues": [{"severity": "high", "file": "src/shop/cart.py", "line": 2,
+                "message": "total() is a stub: it raises NotImplementedError"}],
+    "summary": "The core function is not implemented.",
+}
 
 
 def reply_with(status: int, body: dict[str, Any]) -> Any:

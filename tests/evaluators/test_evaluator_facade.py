@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import meridian.evaluators as evaluators
+from meridian import evaluators
 from meridian.config import EvaluatorSettings
 from meridian.errors import ConfigError, MeridianError
 from meridian.evaluators import EvaluatorUnavailable, evaluate, resolve_kind
