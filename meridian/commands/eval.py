@@ -205,6 +205,14 @@ class _BarProgress:
         self.bar.stop()
 
 
+def _print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Plain aligned columns: greppable, and never wrapped mid-value on a narrow terminal."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    for line in [headers, *rows]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
+              .rstrip())
+
+
 def _summary_lines(run: Any) -> list[str]:
     s = run.summary
     graded = s.passed + s.failed
@@ -325,12 +333,7 @@ def _list(args: argparse.Namespace) -> int:
     if not entries:
         print("no runs (run `meridian eval run SUITE --agent A`)")
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for column in ("run", "committed (UTC)", "suite", "agent", "passed", "infra", "cost", "notes"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for entry in entries:
         d = entry.data
         notes = [f"baseline:{name}" for name in pinned.get(entry.run_id, [])]
@@ -339,10 +342,11 @@ def _list(args: argparse.Namespace) -> int:
         notes += ["interrupted"] if d.interrupted else []
         notes += ["pruned"] if entry.pruned else []
         notes += ["dirty"] if d.dirty else []
-        table.add_row(d.run_id, entry.ts[:16].replace("T", " "), d.suite,
-                      f"{d.agent}@{d.agent_version}", f"{d.passed}/{d.passed + d.failed}",
-                      str(d.infra_errors), f"${d.cost_usd:.4f}", " ".join(notes))
-    Console(soft_wrap=True).print(table)
+        rows.append([d.run_id, entry.ts[:16].replace("T", " "), d.suite,
+                     f"{d.agent}@{d.agent_version}", f"{d.passed}/{d.passed + d.failed}",
+                     str(d.infra_errors), f"${d.cost_usd:.4f}", " ".join(notes)])
+    _print_table(["run", "committed (UTC)", "suite", "agent", "passed", "infra", "cost", "notes"],
+                 rows)
     return 0
 
 
@@ -360,21 +364,17 @@ def _show(args: argparse.Namespace) -> int:
     git = run.git
     print(f"suite {run.suite.name} ({run.suite.hash[:12]})  agent spec {run.agent.spec}"
           + (f"  commit {(git.commit or 'none')[:12]}{' (dirty)' if git.dirty else ''}" if git else ""))
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for column in ("task", "status", "passed", "steps", "cost", "failing graders / error"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for entry in run.results:
         trials = entry.trials
         steps = "/".join(str(len(t.trajectory.steps)) for t in trials if t.trajectory) or "-"
         cost = sum(t.trajectory.cost_usd for t in trials if t.trajectory)
         failing = sorted({s.name for t in trials for s in t.scores if not s.passed})
         errors = sorted({t.error for t in trials if t.error})
-        table.add_row(entry.task_id, entry.status, f"{entry.passes}/{len(entry.graded)}", steps,
-                      f"${cost:.4f}", ", ".join(failing + errors))
-    Console(soft_wrap=True).print(table)
+        rows.append([entry.task_id, entry.status, f"{entry.passes}/{len(entry.graded)}", steps,
+                     f"${cost:.4f}", ", ".join(failing + errors)])
+    print()
+    _print_table(["task", "status", "passed", "steps", "cost", "failing graders / error"], rows)
     return 0
 
 

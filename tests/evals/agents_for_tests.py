@@ -13,6 +13,9 @@ hold a passing task, a failing one, a raising one and a hanging one:
                 the file ``metadata.counter``, since retries may land in another worker)
     secret      answer ``expected`` with an API key in a tool step's input and output
     slow        sleep ``metadata.seconds`` then pass
+
+A task whose id is listed in the environment variable SCRIPTED_FAIL (comma-separated)
+fails whatever its behaviour: a second "version" of the agent for regression tests.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class ScriptedAgent:
 
     def run(self, task: Task) -> Trajectory:
         behavior = str(task.metadata.get("behavior", "pass"))
+        if task.id in os.environ.get("SCRIPTED_FAIL", "").split(","):
+            behavior = "fail"
         rec = TrajectoryRecorder(task.id)
         if behavior == "raise":
             raise ValueError(f"agent broke on {task.id}")
