@@ -56,6 +56,7 @@ def _start(project: Any, args: argparse.Namespace) -> int:
 
 def _submit(project: Any, args: argparse.Namespace) -> int:
     import json
+    import sys
 
     from meridian.errors import Blocked
     from meridian.gates.lifecycle import submit_gate
@@ -76,6 +77,8 @@ def _submit(project: Any, args: argparse.Namespace) -> int:
                                   branch=project.ledger.branch, checks=result.checks,
                                   approval_needed=approval_needed):
             print(line)
+    for warning in result.warnings:
+        print(f"meridian: warning: {warning}", file=sys.stderr)
     if not verdict.passed:
         high = sum(1 for i in verdict.issues if i.severity == "high")
         raise Blocked(f"gate {args.gate} failed: overall {verdict.overall} "

@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from meridian import gitio
@@ -112,6 +112,7 @@ class Submission:
     record: Record
     checks: list[CheckResult]
     notes: list[str]
+    warnings: list[str] = field(default_factory=list)  # the verdict stands; something else did not
 
 
 def submit_gate(project: Project, gate: str, self_score: float | None = None) -> Submission:
@@ -164,7 +165,12 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     verdict = enforce_checks(verdict, results)
     submission = _record_verdict(project, verdict, bundle)
     if verdict.passed:
-        _calibrate(ledger, gate, status)
+        try:
+            _calibrate(ledger, gate, status)
+        except MeridianError as exc:
+            # The verdict is recorded and stands; a calibration write that was refused
+            # must not make a pass look like a crash.
+            submission.warnings.append(f"calibration not recorded: {exc}")
     return submission
 
 
