@@ -23,7 +23,7 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import DIMENSIONS, Bundle, CheckResult, Issue, Verdict, decide
+from meridian.evaluators.models import Bundle, CheckResult, Issue, Verdict, decide
 from meridian.gates import artifacts, checks
 from meridian.gates import events as ev
 from meridian.gates.graph import GateSpec, Graph, load_graph
@@ -32,9 +32,6 @@ from meridian.ledger import EVENTS, Ledger, Write
 from meridian.records import Record, canonical_json, now_ts, parse_ts
 
 GATE_CHECK_ISSUE = "gate_check"
-# Rule mechanisms (meridian.rules) this module honours.
-INDEPENDENT_EVALUATOR = "gate:independent_evaluator"
-APPROVAL_REQUIRES_TTY = "gate:approval_requires_tty"
 
 
 @dataclass
@@ -144,10 +141,6 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
         raise _refuse(project, gate, f"cannot submit {gate}: stored memory is corrupt: "
                                      f"{problems[0]} (run `meridian memory verify`)")
     switched_off = _disabled_mechanisms(project.root)
-    if INDEPENDENT_EVALUATOR in switched_off and self_score is None:
-        raise MeridianError(
-            f"{gate}: the rule behind {INDEPENDENT_EVALUATOR} is retired, so the score is your "
-            f"own: meridian gate submit {gate} --self-score N")
 
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
     submitted: dict[str, object] = {"gate": gate, "subject": snap.subject}
@@ -158,10 +151,7 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     results = checks.run_checks(spec.checks, project.root, gate)
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
     settings = evaluator_settings(project.config, spec)
-    if INDEPENDENT_EVALUATOR in switched_off:
-        verdict = _self_assessed(bundle, settings, self_score or 0.0, switched_off)
-    else:
-        verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
+    verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
     verdict = enforce_checks(verdict, results)
     submission = _record_verdict(project, verdict, bundle)
     if verdict.passed:
@@ -220,24 +210,6 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
         raise
     # The verdict is bound to what Meridian gave the evaluator, whatever it echoed back.
     return verdict.model_copy(update={"gate": gate, "subject": bundle.subject})
-
-
-def _self_assessed(bundle: Bundle, settings: EvaluatorSettings, self_score: float,
-                   switched_off: frozenset[str]) -> Verdict:
-    """The verdict when the independent-evaluator rule is retired: the agent's own score.
-
-    The objective findings (declared artifacts missing, checks failing) still count, and
-    the verdict says plainly who scored it.
-    """
-    from meridian.evaluators import objective_findings
-
-    return decide(
-        gate=bundle.gate, evaluator="self", subject=bundle.subject,
-        scores=dict.fromkeys(DIMENSIONS, self_score),
-        issues=objective_findings(bundle, heuristic_checks(switched_off)),
-        threshold=settings.threshold, self_score=self_score,
-        summary=f"self-assessed: the rule behind {INDEPENDENT_EVALUATOR} is retired",
-    )
 
 
 def enforce_checks(verdict: Verdict, results: list[CheckResult]) -> Verdict:
@@ -336,8 +308,7 @@ def approve_gate(project: Project, gate: str, token: str | None, *, interactive:
     _require_ledger(project)
     if spec.approval is None:
         raise MeridianError(f"{gate} has no approval step (no `approval:` in {project.graph.path})")
-    terminal_required = APPROVAL_REQUIRES_TTY not in _disabled_mechanisms(project.root)
-    if not interactive and terminal_required and not project.config.approval.allow_non_interactive:
+    if not interactive and not project.config.approval.allow_non_interactive:
         raise _refuse(project, gate, (
             f"refusing to approve {gate}: standard input is not a terminal. A human approves "
             "from a terminal; an agent must not approve on a human's behalf "
