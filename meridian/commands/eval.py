@@ -183,7 +183,13 @@ class _BarProgress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -220,8 +226,8 @@ def _summary_lines(run: Any) -> list[str]:
         f"run {run.run_id}  {run.suite.name} / {run.agent.name}@{run.agent.version}"
         + (f"  shard {run.settings.shard.label()}" if run.settings.shard else "")
         + ("  INTERRUPTED (partial)" if run.interrupted else ""),
-        f"passed {s.passed}/{graded} ({_pct(s.pass_rate)})  failed {s.failed}  "
-        f"infra errors {s.infra_errors}  cost ${s.cost_usd:.4f}",
+        (f"passed {s.passed}/{graded} ({_pct(s.pass_rate)})  failed {s.failed}  "
+         f"infra errors {s.infra_errors}  cost ${s.cost_usd:.4f}"),
     ]
     if run.settings.epochs > 1:
         lines.append("  ".join(f"pass@{k} {_pct(v)}  pass^{k} {_pct(s.pass_hat_k[k])}"
@@ -245,7 +251,7 @@ def _store_and_report(ledger: Any, run: Any, args: argparse.Namespace) -> Any:
     else:
         for line in _summary_lines(saved.run):
             print(line)
-        print(f"stored {ledger.branch}:{store.run_path(saved.run.run_id)} "
+        print(f"stored {ledger.branch}:{store.run_path(str(saved.run.run_id))} "
               f"(commit {saved.commit[:12]})" + (f"; portable copy in {args.save}" if args.save else ""))
     return saved
 
@@ -355,7 +361,7 @@ def _show(args: argparse.Namespace) -> int:
 
     from meridian.evals import run as runfile
 
-    run, label = _load_ref(None, args.run)
+    run, _ = _load_ref(None, args.run)
     if args.json:
         print(json.dumps(runfile.to_document(run), indent=2, ensure_ascii=False))
         return 0

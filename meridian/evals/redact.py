@@ -87,10 +87,11 @@ def redact(value: Any, found: Redactions | None = None) -> Any:
         out: dict[Any, Any] = {}
         for key, item in value.items():
             clean_key = redact_text(key, tally) if isinstance(key, str) else key
-            if isinstance(key, str) and _SECRET_KEY.match(key) and item not in (None, "", [], {}):
-                if not (isinstance(item, str) and item.startswith("[REDACTED")):
-                    tally.add("secret-value")
-                    item = MARK.format(kind="secret-value")
+            already_clean = isinstance(item, str) and item.startswith("[REDACTED")
+            if (isinstance(key, str) and _SECRET_KEY.match(key)
+                    and item not in (None, "", [], {}) and not already_clean):
+                tally.add("secret-value")
+                item = MARK.format(kind="secret-value")
             out[clean_key] = redact(item, tally)
         return out
     if isinstance(value, list | tuple):

@@ -223,7 +223,8 @@ class _ProcessPool:
         self.collector = collector
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[_Worker] = []
-        self.pending: deque[_Pending] = deque()
+        self.pending: deque[_Pending] = deque()  # ready to go, in job order
+        self.delayed: list[_Pending] = []  # retries waiting out their backoff
 
     def _spawn(self) -> _Worker:
         parent_end, child_end = self.context.Pipe()
@@ -266,16 +267,19 @@ class _ProcessPool:
 
     def _wanted_workers(self) -> int:
         busy = sum(1 for w in self.workers if w.job is not None)
-        return min(self.options.workers, busy + len(self.pending))
+        return min(self.options.workers, busy + len(self.pending) + len(self.delayed))
 
     def _loop(self) -> None:
-        while self.pending or any(w.job is not None for w in self.workers):
+        while self.pending or self.delayed or any(w.job is not None for w in self.workers):
             while len(self.workers) < self._wanted_workers():
                 self._spawn()
-            self._dispatch()
             now = time.monotonic()
+            due = [p for p in self.delayed if p.not_before <= now]
+            self.delayed = [p for p in self.delayed if p.not_before > now]
+            self.pending.extendleft(reversed(due))  # retries go before fresh jobs
+            self._dispatch()
             waits = [w.deadline for w in self.workers if w.job is not None or not w.ready]
-            waits += [p.not_before for p in self.pending if p.not_before > now]
+            waits += [p.not_before for p in self.delayed]
             timeout = max(0.0, min(waits) - now) if waits else None
             handles: list[Any] = [w.conn for w in self.workers]
             handles += [w.process.sentinel for w in self.workers]
@@ -284,13 +288,11 @@ class _ProcessPool:
                 self._service(worker)
 
     def _dispatch(self) -> None:
-        now = time.monotonic()
         idle = [w for w in self.workers if w.ready and w.job is None]
         for worker in idle:
-            item = next((p for p in self.pending if p.not_before <= now), None)
-            if item is None:
+            if not self.pending:
                 return
-            self.pending.remove(item)
+            item = self.pending.popleft()
             worker.job, worker.attempt, worker.grading = item.job, item.attempt, False
             worker.deadline = time.monotonic() + item.job.task.effective_timeout_s()
             worker.conn.send((item.job.number, item.job.task))
@@ -327,7 +329,7 @@ class _ProcessPool:
                 return
             if kind == "transient" and attempt < self.options.max_attempts:
                 delay = self.options.retry_backoff_s * 2 ** (attempt - 1)
-                self.pending.appendleft(_Pending(job, attempt + 1, time.monotonic() + delay))
+                self.delayed.append(_Pending(job, attempt + 1, time.monotonic() + delay))
                 self._free(worker)
                 return
             prefix = f"transient error persisted after {attempt} attempts: " if kind == "transient" else ""

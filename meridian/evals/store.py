@@ -156,18 +156,19 @@ def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
         raise MeridianError("a run needs a run_id before it is saved")
     found = redact.Redactions()
     clean = redacted(run, found)
+    run_id = run.run_id
     document = checked_bytes(clean)
     record = ledger.record("eval.run", index_data(clean))
     if redact.find_secrets(record.line()):
         raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")
     graded = clean.summary.passed + clean.summary.failed
-    summary = (f"eval run {clean.run_id}: {clean.suite.name} {clean.agent.name}@"
+    summary = (f"eval run {run_id}: {clean.suite.name} {clean.agent.name}@"
                f"{clean.agent.version} {clean.summary.passed}/{graded} passed"
                + (" (interrupted)" if clean.interrupted else ""))
     write = Write(
         summary=redact.redact_text(summary),
-        blobs={run_path(clean.run_id): document},
-        trailers={"Meridian-Event": "eval.run", RUN_TRAILER: clean.run_id,
+        blobs={run_path(run_id): document},
+        trailers={"Meridian-Event": "eval.run", RUN_TRAILER: run_id,
                   "Meridian-Record": record.id},
     ).add(INDEX_STREAM, record)
     result = ledger.commit(write)

@@ -56,7 +56,7 @@ def test_run_list_show_trace(suite: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "\nc     fail    0/1     1      $0.0010  exact_match\n" in out
     assert main(["eval", "show", "latest", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert list(document)[0] == "version" and document["run_id"] == run_id
+    assert next(iter(document)) == "version" and document["run_id"] == run_id
 
     assert main(["eval", "trace", "latest", "c"]) == 0
     out = capsys.readouterr().out
@@ -213,6 +213,7 @@ def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> Non
     assert "INTERRUPTED (partial)" in out
     assert process_gone(int(pid_file.read_text()))
     listing = subprocess.run([sys.executable, "-m", "meridian", "eval", "list", "--json"],
-                             cwd=repo_with_commit, env=env, capture_output=True, text=True)
+                             cwd=repo_with_commit, env=env, capture_output=True, text=True,
+                             check=True)
     [row] = [json.loads(line) for line in listing.stdout.splitlines()]
     assert (row["interrupted"], row["passed"], row["trials"]) == (True, 1, 1)

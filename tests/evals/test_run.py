@@ -6,10 +6,10 @@ import difflib
 import json
 
 import pytest
-from tests.evals.runs_support import make_run
 
 from meridian.errors import MeridianError
 from meridian.evals import run as runfile
+from tests.evals.runs_support import make_run
 
 
 def test_round_trip_is_lossless_and_byte_identical() -> None:
