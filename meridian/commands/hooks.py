@@ -1,0 +1,45 @@
+"""``meridian hooks install|uninstall|snippet``: Meridian's git hooks in this repository."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB",
+                                  parser_class=type(parser))
+    install = verbs.add_parser(
+        "install", help="write the pre-commit and pre-push stubs into .git/hooks "
+        "(an existing hook is kept and still runs)",
+        description="Install Meridian's pre-commit and pre-push stubs. Idempotent; an existing "
+        "hook is kept as <hook>.meridian-chained and runs first. Refuses when core.hooksPath "
+        "is set (see `meridian hooks snippet`).")
+    install.add_argument("--json", action="store_true", help="print what changed as JSON")
+    uninstall = verbs.add_parser(
+        "uninstall", help="remove Meridian's stubs and restore the hooks they chained",
+        description="Remove Meridian's stubs; a chained hook is put back where it was.")
+    uninstall.add_argument("--json", action="store_true", help="print what changed as JSON")
+    verbs.add_parser(
+        "snippet", help="print the .pre-commit-config.yaml entries for the pre-commit framework",
+        description="The `repo: local` entries that run Meridian's hooks through the "
+        "pre-commit framework (for repositories with core.hooksPath or their own hook manager).")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian import gitio
+    from meridian.hooks import install
+
+    if args.verb == "snippet":
+        print(install.PRE_COMMIT_CONFIG_SNIPPET, end="")
+        return 0
+    repo = gitio.open_repo(".")
+    changes = install.install(repo) if args.verb == "install" else install.uninstall(repo)
+    if args.json:
+        print(json.dumps({"hooks_dir": str(gitio.hooks_dir(repo)),
+                          "changes": [c.to_json() for c in changes]}, indent=2))
+    else:
+        for change in changes:
+            print(change.describe())
+    return 0

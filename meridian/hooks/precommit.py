@@ -1,0 +1,184 @@
+"""``meridian hook pre-commit``: what a commit must not carry past Meridian.
+
+In order, each step only when the one before passed:
+
+1. config, gate graph and rules are valid (``project.load_facts``; cached by content);
+2. the state branch is intact: every commit since the last verified one is checked,
+   which re-validates every memory, gate and run record written since;
+3. staged files that belong to a **locked** gate's artifacts are refused, naming the
+   gate and the needs that have not passed (rule mechanism ``hook:locked_gate_artifacts``);
+4. the heuristic evaluator reads the staged content of files that belong to gates and
+   a high-severity finding (a stub, a test that cannot fail) is refused with file:line
+   (``hook:staged_heuristics``, and each check's own ``heuristic:<id>`` mechanism).
+
+Every refusal is a ``gate.blocked`` event with ``source: "pre-commit"``. Nothing here
+imports anthropic or rich, opens the network, or reads history beyond what is new:
+gate states come from ``meridian.gates.snapshot`` and verification is incremental.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from meridian import gitio
+from meridian.errors import ConfigError
+from meridian.hooks import report
+from meridian.hooks.project import ProjectFacts, ledger_problems, load_facts
+from meridian.hooks.report import Refusal
+
+SOURCE = "pre-commit"
+LOCKED_RULE = "hook:locked_gate_artifacts"
+HEURISTICS_RULE = "hook:staged_heuristics"
+MAX_LISTED = report.MAX_LISTED
+
+
+@dataclass
+class Result(report.Result):
+    staged: int = 0  # paths the commit changes
+    gate_files: int = 0  # of those, paths that belong to a gate's artifacts
+    branch: str | None = None  # the state branch, once the config was read
+
+
+def _owners(facts: ProjectFacts, paths: list[str]) -> dict[str, list[str]]:
+    """gate -> the given paths among its artifacts (dependency order of gates)."""
+    owned: dict[str, list[str]] = {}
+    for path in paths:
+        for gate in facts.gates_for_path(path):
+            owned.setdefault(gate, []).append(path)
+    return {g.id: owned[g.id] for g in facts.gates if g.id in owned}
+
+
+def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, owners: dict[str, list[str]],
+                     *, use_cache: bool) -> list[Refusal]:
+    from meridian.hooks.gate_view import locked_gates
+
+    refusals = []
+    for gate, unmet in locked_gates(repo, facts, list(owners), use_cache=use_cache).items():
+        files = owners[gate]
+        unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
+        refusals.append(Refusal(
+            reason=(f"{len(files)} staged file(s) belong to gate {gate}, which is locked: "
+                    f"its needs have not passed: {unmet_text}"),
+            next_step=(f"{need_step(*unmet[0])}, or leave these files out of the commit: "
+                       f"git restore --staged -- {' '.join(files[:5])}"
+                       + (" ..." if len(files) > 5 else "")),
+            gate=gate, files=files, details=report.listed(files), mechanism=LOCKED_RULE,
+        ))
+    return refusals
+
+
+def need_step(gate: str, state: str) -> str:
+    """The command that moves an unmet need forward, by its state."""
+    step = {
+        "open": f"start {gate} first: meridian gate start {gate}",
+        "in_progress": f"finish {gate} first: meridian gate submit {gate}",
+        "failed": f"fix {gate} first (meridian why {gate}), then: meridian gate submit {gate}",
+        "stale": f"{gate} changed since it passed: meridian gate submit {gate}",
+        "submitted": f"{gate} awaits its verdict or a human's approval (meridian why {gate})",
+        "locked": f"{gate} is itself locked: `meridian status` shows what comes first",
+    }
+    return step.get(state, f"pass {gate} first (meridian status)")
+
+
+def _decoded(data: bytes) -> str | None:
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
+                        owners: dict[str, list[str]],
+                        staged: dict[str, gitio.Oid | None]) -> list[Refusal]:
+    texts: dict[str, str] = {}
+    for paths in owners.values():
+        for path in paths:
+            oid = staged.get(path)
+            if oid is None or path in texts:
+                continue
+            text = _decoded(gitio.read_blob(repo, oid))
+            if text is not None:
+                texts[path] = text
+    if not texts:
+        return []
+    from meridian.evaluators.heuristic import scan_files
+
+    high = [i for i in scan_files(texts, facts.heuristic_disabled()) if i.severity == "high"]
+    refusals = []
+    for gate, paths in owners.items():
+        mine = [i for i in high if i.file in paths]
+        if not mine:
+            continue
+        first = mine[0]
+        checks = sorted({i.check for i in mine if i.check})
+        rules = ", ".join(facts.rule_hint(f"heuristic:{c}") for c in checks)
+        files = sorted({i.file for i in mine if i.file})
+        refusals.append(Refusal(
+            reason=(f"{len(mine)} high-severity finding(s) in staged files of gate {gate}, "
+                    f"first {first.where()}: {first.message}"),
+            next_step=(f"fix them and commit again. The checks are rules: {rules}; "
+                       "switching one off takes a recorded reason: "
+                       "meridian rules retire ID --reason WHY"),
+            gate=gate, files=files, mechanism=HEURISTICS_RULE,
+            details=[f"{i.where()}  [{i.check}] {i.message}" for i in mine[:MAX_LISTED]]
+            + ([f"... and {len(mine) - MAX_LISTED} more"] if len(mine) > MAX_LISTED else []),
+        ))
+    return refusals
+
+
+def check(path: str = ".", *, use_cache: bool = True) -> Result:
+    """Everything the pre-commit hook checks, without printing or recording anything."""
+    repo = gitio.open_repo(path)
+    root = gitio.workdir(repo)
+    result = Result()
+    if root is None:
+        return result
+    try:
+        facts = load_facts(repo, root, use_cache=use_cache)
+    except ConfigError as exc:
+        result.refusals.append(Refusal(
+            reason=f"invalid Meridian configuration: {exc}",
+            next_step="fix that file and commit again (`meridian status` reads it the same way)"))
+        return result
+    result.branch = facts.branch
+    problems = ledger_problems(repo, facts.branch, use_cache=use_cache)
+    if problems:
+        result.refusals.append(Refusal(
+            reason=f"the state branch {facts.branch} is not intact: {problems[0]}",
+            next_step=("run `meridian verify` to see every problem; records are never edited "
+                       "in place, so restore the branch from a clone that has it intact"),
+            details=problems[1:MAX_LISTED]))
+        return result
+    staged = gitio.staged_changes(repo)
+    result.staged = len(staged)
+    if not facts.gates or not staged:
+        return result
+    owners = _owners(facts, sorted(staged))
+    result.gate_files = sum(len(p) for p in owners.values())
+    if not owners:
+        return result
+    if facts.is_active(LOCKED_RULE):
+        if gitio.ref_target(repo, f"refs/heads/{facts.branch}") is None:
+            result.warnings.append(
+                f"no state branch {facts.branch} here, so gate states are unknown and locked "
+                "gates were not checked; run `meridian init` (it adopts the remote's branch)")
+        else:
+            result.refusals += _locked_refusals(repo, facts, owners, use_cache=use_cache)
+    if facts.is_active(HEURISTICS_RULE):
+        result.refusals += _heuristic_refusals(repo, facts, owners, staged)
+    return result
+
+
+def run(path: str = ".", *, use_cache: bool = True, stderr: TextIO | None = None) -> int:
+    """The hook: check, record each refusal, print what was refused and why; 0 or 2."""
+    out = stderr or sys.stderr
+    result = check(path, use_cache=use_cache)
+    if result.refusals:
+        report.record(gitio.open_repo(path), result.branch, result, SOURCE)
+    for line in report.render(result, SOURCE, "commit"):
+        print(line, file=out)
+    return 0 if result.ok else 2

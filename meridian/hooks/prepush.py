@@ -1,0 +1,202 @@
+"""``meridian hook pre-push``: what must not leave this clone.
+
+git writes one line per pushed ref on stdin: ``<local ref> <local sha> <remote ref>
+<remote sha>``. Pushes of the state branch and of Meridian's tags are Meridian's own
+business (``meridian sync`` pushes them with ``--no-verify`` anyway) and are ignored,
+as are deletions. For anything else the push is refused when:
+
+- the state branch is not intact or stored memory is corrupt (every memory line is
+  re-checked: pushing would spread it);
+- a passed gate has gone stale, its artifacts changed since the verdict
+  (``hooks.block_stale_on_push`` in ``.meridian/config.yaml``, on by default);
+- a suite with a pinned baseline has a latest run that regresses against it
+  (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``).
+
+Under the pre-commit framework stdin carries nothing; the pushed refs come from the
+``PRE_COMMIT_LOCAL_BRANCH`` / ``PRE_COMMIT_REMOTE_BRANCH`` variables it sets.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from meridian import gitio
+from meridian.errors import ConfigError, MeridianError
+from meridian.hooks import report
+from meridian.hooks.project import ProjectFacts, ledger_problems, load_facts
+from meridian.hooks.report import Refusal
+
+SOURCE = "pre-push"
+REGRESSION_RULE = "prepush:regression_gate"
+ZERO = "0" * 40
+
+
+@dataclass(frozen=True)
+class PushedRef:
+    local_ref: str
+    local_sha: str
+    remote_ref: str
+    remote_sha: str
+
+
+def parse_refs(stdin: str) -> list[PushedRef]:
+    """The ref lines git gives a pre-push hook (malformed lines are ignored)."""
+    pushed = []
+    for line in stdin.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            pushed.append(PushedRef(*parts))
+    if not pushed and os.environ.get("PRE_COMMIT_LOCAL_BRANCH"):
+        pushed.append(PushedRef(
+            os.environ["PRE_COMMIT_LOCAL_BRANCH"], os.environ.get("PRE_COMMIT_TO_REF", "HEAD"),
+            os.environ.get("PRE_COMMIT_REMOTE_BRANCH", ""), os.environ.get("PRE_COMMIT_FROM_REF", ZERO)))
+    return pushed
+
+
+def _is_meridians(ref: str, branch: str) -> bool:
+    return ref == f"refs/heads/{branch}" or ref.startswith("refs/tags/meridian/")
+
+
+def relevant(pushed: list[PushedRef], branch: str) -> list[PushedRef]:
+    """The pushed refs Meridian checks: not its own, not deletions."""
+    return [p for p in pushed
+            if p.local_sha != ZERO
+            and not _is_meridians(p.local_ref, branch) and not _is_meridians(p.remote_ref, branch)]
+
+
+@dataclass
+class Result(report.Result):
+    checked_refs: list[str] = field(default_factory=list)
+    branch: str | None = None
+
+
+def _integrity(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list[Refusal]:
+    problems = ledger_problems(repo, facts.branch, use_cache=use_cache)
+    if problems:
+        return [Refusal(
+            reason=f"the state branch {facts.branch} is not intact: {problems[0]}",
+            next_step="run `meridian verify`; push again once the branch is intact",
+            details=problems[1:report.MAX_LISTED])]
+    from meridian.ledger import Ledger
+    from meridian.memory.verify import check_memory
+
+    corrupt = check_memory(Ledger(repo, facts.branch))
+    if corrupt:
+        return [Refusal(
+            reason=f"stored memory is corrupt ({len(corrupt)} bad line(s)): {corrupt[0]}",
+            next_step="run `meridian memory verify` to list them; push again once memory is intact",
+            details=report.listed(corrupt[1:]))]
+    return []
+
+
+def _stale(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list[Refusal]:
+    if not facts.has_graph:
+        return []
+    from meridian.gates.graph import load_graph
+    from meridian.gates.snapshot import load_snapshot
+    from meridian.gates.state import derive_states
+    from meridian.ledger import Ledger
+
+    snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
+    if not any(snapshot.phase(g.id) == "passed" for g in facts.gates):
+        return []
+    statuses = derive_states(Ledger(repo, facts.branch), load_graph(facts.root),
+                             folds=snapshot.gate_folds())
+    refusals = []
+    for status in statuses.values():
+        if status.state != "stale":
+            continue
+        changed = status.changed_files or []
+        refusals.append(Refusal(
+            reason=(f"gate {status.gate} passed, but its artifacts changed since the verdict"
+                    + (f" ({len(changed)} file(s))" if changed else "")),
+            next_step=(f"have the change judged: meridian gate submit {status.gate} "
+                       "(or set hooks.block_stale_on_push: false in .meridian/config.yaml)"),
+            gate=status.gate, files=changed, details=report.listed(changed)))
+    return refusals
+
+
+def _regressions(repo: gitio.Repository, facts: ProjectFacts) -> list[Refusal]:
+    from meridian.evals import compare, store
+    from meridian.ledger import Ledger
+
+    ledger = Ledger(repo, facts.branch)
+    pinned = [b for b in store.baselines(ledger) if b.run_id is not None]
+    if not pinned:
+        return []
+    runs = store.index(ledger)
+    refusals = []
+    for baseline in pinned:
+        base_entry = next((e for e in store.index(ledger, include_pruned=True)
+                           if e.run_id == baseline.run_id), None)
+        if base_entry is None:
+            continue
+        same_suite = [e for e in runs if e.data.suite_hash == base_entry.data.suite_hash]
+        if not same_suite or same_suite[-1].run_id == baseline.run_id:
+            continue
+        latest = same_suite[-1]
+        result = compare.compare(store.load_run(ledger, latest.run_id),
+                                 store.load_run(ledger, baseline.run_id),
+                                 a_ref=latest.run_id, b_ref=f"baseline:{baseline.name}")
+        if not compare.gate_failed(result):
+            continue
+        tasks = [change.task_id for change in result.regressions]
+        refusals.append(Refusal(
+            reason=(f"suite {base_entry.data.suite}: the latest run {latest.run_id} regresses "
+                    f"against baseline {baseline.name} (run {baseline.run_id}): "
+                    f"{len(tasks)} task(s) passed there and fail now"),
+            next_step=(f"see `meridian eval compare {latest.run_id} baseline:{baseline.name}`; "
+                       "fix the agent and run the suite again, or, if the change is intended, "
+                       f"pin a new baseline: meridian baseline pin {baseline.name} {latest.run_id}"),
+            details=report.listed(tasks), mechanism=REGRESSION_RULE))
+    return refusals
+
+
+def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
+    repo = gitio.open_repo(path)
+    root = gitio.workdir(repo)
+    result = Result()
+    if root is None:
+        return result
+    try:
+        facts = load_facts(repo, root, use_cache=use_cache)
+    except ConfigError as exc:
+        result.refusals.append(Refusal(
+            reason=f"invalid Meridian configuration: {exc}",
+            next_step="fix that file and push again"))
+        return result
+    result.branch = facts.branch
+    pushed = parse_refs(stdin)
+    wanted = relevant(pushed, facts.branch)
+    if pushed and not wanted:
+        return result  # only Meridian's own refs, or deletions
+    result.checked_refs = [p.local_ref for p in wanted]
+    if gitio.ref_target(repo, f"refs/heads/{facts.branch}") is None:
+        return result  # nothing recorded here yet, so nothing to regress or go stale
+    result.refusals += _integrity(repo, facts, use_cache)
+    if result.refusals:
+        return result
+    if facts.block_stale_on_push:
+        result.refusals += _stale(repo, facts, use_cache)
+    if facts.is_active(REGRESSION_RULE):
+        try:
+            result.refusals += _regressions(repo, facts)
+        except MeridianError as exc:
+            result.warnings.append(f"baselines not compared: {exc}")
+    return result
+
+
+def run(path: str, stdin: str, *, remote: str | None = None, use_cache: bool = True,
+        stderr: TextIO | None = None) -> int:
+    """The hook: check, record each refusal, say what to do next; 0 or 2."""
+    out = stderr or sys.stderr
+    result = check(path, stdin, use_cache=use_cache)
+    if result.refusals:
+        report.record(gitio.open_repo(path), result.branch, result, SOURCE)
+    action = f"push to {remote}" if remote else "push"
+    for line in report.render(result, SOURCE, action):
+        print(line, file=out)
+    return 0 if result.ok else 2

@@ -1,0 +1,212 @@
+"""What a hook needs to know about the project, checked once per file content.
+
+A hook must refuse a commit when ``.meridian/config.yaml``, the gate graph or the
+rules file is invalid, so it validates them. Validation builds pydantic models, and
+importing and building those costs more than the whole commit should. So the result
+of a successful check (the branch, the hook settings, the gates' needs and artifact
+globs, the switched-off mechanisms) is cached in ``.git/meridian/hook-project.json``,
+keyed by the sha256 of each file's bytes and Meridian's version. When any byte
+changes, or ``use_cache=False``, everything is validated again with the same loaders
+the commands use, so a hook and ``meridian status`` never disagree about a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from meridian import __version__, gitio
+
+CACHE_NAME = "hook-project.json"
+CONFIG_FILE = Path(".meridian") / "config.yaml"
+
+
+@dataclass(frozen=True)
+class GateFacts:
+    id: str
+    needs: tuple[str, ...]
+    artifacts: tuple[str, ...]
+
+
+@dataclass
+class ProjectFacts:
+    root: Path
+    branch: str
+    block_stale_on_push: bool
+    claude_stop_retry_cap: int
+    has_graph: bool
+    gates: list[GateFacts] = field(default_factory=list)  # dependency order
+    disabled: frozenset[str] = frozenset()  # mechanisms whose rule is retired
+    rule_ids: dict[str, str] = field(default_factory=dict)  # mechanism -> active rule id
+    source: str = "checked"  # "checked" (validated now) or "cache"
+
+    def is_active(self, mechanism: str) -> bool:
+        """``rules.is_active`` for this content of the rules file."""
+        return mechanism not in self.disabled
+
+    def heuristic_disabled(self) -> frozenset[str]:
+        prefix = "heuristic:"
+        return frozenset(m[len(prefix):] for m in self.disabled if m.startswith(prefix))
+
+    def gates_for_path(self, path: str) -> list[str]:
+        """Ids of the gates whose artifact globs cover ``path``, in dependency order."""
+        from meridian.gates import globs
+
+        return [g.id for g in self.gates if globs.matches_any(g.artifacts, path)]
+
+    def rule_hint(self, mechanism: str) -> str:
+        rule = self.rule_ids.get(mechanism)
+        return f"rule {rule} ({mechanism})" if rule else f"mechanism {mechanism}"
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _fingerprint(root: Path, gates_path: str, rules_path: str) -> dict[str, str | None]:
+    return {
+        "version": __version__,
+        "config": _digest(root / CONFIG_FILE),
+        "gates_path": gates_path,
+        "gates": _digest(root / gates_path),
+        "rules_path": rules_path,
+        "rules": _digest(root / rules_path),
+    }
+
+
+def _to_json(facts: ProjectFacts) -> dict[str, Any]:
+    return {
+        "branch": facts.branch,
+        "block_stale_on_push": facts.block_stale_on_push,
+        "claude_stop_retry_cap": facts.claude_stop_retry_cap,
+        "has_graph": facts.has_graph,
+        "gates": [{"id": g.id, "needs": list(g.needs), "artifacts": list(g.artifacts)}
+                  for g in facts.gates],
+        "disabled": sorted(facts.disabled),
+        "rule_ids": facts.rule_ids,
+    }
+
+
+def _from_json(root: Path, data: dict[str, Any]) -> ProjectFacts:
+    return ProjectFacts(
+        root=root, branch=data["branch"],
+        block_stale_on_push=bool(data["block_stale_on_push"]),
+        claude_stop_retry_cap=int(data["claude_stop_retry_cap"]),
+        has_graph=bool(data["has_graph"]),
+        gates=[GateFacts(g["id"], tuple(g["needs"]), tuple(g["artifacts"])) for g in data["gates"]],
+        disabled=frozenset(data["disabled"]), rule_ids=dict(data["rule_ids"]), source="cache",
+    )
+
+
+def _cached(repo: gitio.Repository, root: Path) -> ProjectFacts | None:
+    try:
+        cached = json.loads((gitio.meridian_dir(repo) / CACHE_NAME).read_text(encoding="utf-8"))
+        key = cached["key"]
+        if _fingerprint(root, key["gates_path"], key["rules_path"]) != key:
+            return None
+        return _from_json(root, cached["facts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def check_project(root: Path) -> tuple[ProjectFacts, str, str]:
+    """Validate config, gate graph and rules now; ConfigError names the file and line."""
+    from meridian.config import load_config
+    from meridian.rules import disabled_mechanisms, load_rules
+
+    config = load_config(root)
+    facts = ProjectFacts(
+        root=root, branch=config.branch,
+        block_stale_on_push=config.hooks.block_stale_on_push,
+        claude_stop_retry_cap=config.hooks.claude_stop_retry_cap,
+        has_graph=(root / config.paths.gates).is_file(),
+    )
+    if facts.has_graph:
+        from meridian.gates.graph import load_graph
+
+        graph = load_graph(root, config)
+        facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts)) for s in graph.ordered()]
+    facts.disabled = disabled_mechanisms(root)
+    facts.rule_ids = {rule.mechanism: rule.id for rule in load_rules(root) if rule.active}
+    return facts, config.paths.gates, config.paths.rules
+
+
+def load_facts(repo: gitio.Repository, root: Path, *, use_cache: bool = True) -> ProjectFacts:
+    """The project's checked settings: from the cache when no file changed, else validated."""
+    if use_cache:
+        cached = _cached(repo, root)
+        if cached is not None:
+            return cached
+    facts, gates_path, rules_path = check_project(root)
+    document = {"key": _fingerprint(root, gates_path, rules_path), "facts": _to_json(facts)}
+    target = gitio.meridian_dir(repo) / CACHE_NAME
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, target)
+    return facts
+
+
+def verified_cache_path(repo: gitio.Repository, branch: str) -> Path:
+    """Where ``meridian.verify`` keeps the last verified commit (``verify.cache_path``)."""
+    return gitio.meridian_dir(repo) / f"verified-{branch.replace('/', '__')}"
+
+
+def state_tip(repo: gitio.Repository, branch: str) -> str | None:
+    tip = gitio.ref_target(repo, f"refs/heads/{branch}")
+    return None if tip is None else str(tip)
+
+
+def ledger_problems(repo: gitio.Repository, branch: str, *, use_cache: bool = True) -> list[str]:
+    """Problems on the state branch since the last verified commit ([] when intact).
+
+    When the tip is the commit ``meridian verify`` last proved, nothing is read (and
+    the verifier, with every record model, is not even imported). Otherwise only the
+    new commits are checked; every memory, gate and run line is validated against its
+    model on the way. ``use_cache=False`` walks the whole history.
+    """
+    tip = state_tip(repo, branch)
+    if tip is None:
+        return []
+    if use_cache:
+        try:
+            if verified_cache_path(repo, branch).read_text().strip() == tip:
+                return []
+        except FileNotFoundError:
+            pass
+    from meridian.ledger import Ledger
+    from meridian.verify import verify
+
+    report = verify(Ledger(repo, branch), full=not use_cache)
+    return [str(problem) for problem in report.problems]
+
+
+def record_block(repo: gitio.Repository, branch: str, *, source: str, reason: str,
+                 gate: str | None = None, files: list[str] | None = None,
+                 extra: dict[str, Any] | None = None) -> bool:
+    """Append a ``gate.blocked`` event; False when there is no state branch to write to.
+
+    A missing branch is not created here: in a fresh clone that would start a second
+    history beside the remote's (``meridian init`` adopts the remote's instead).
+    """
+    if state_tip(repo, branch) is None:
+        return False
+    from meridian.gates import events  # registers the gate.blocked model: writes are validated
+    from meridian.ledger import Ledger
+
+    data: dict[str, Any] = {"source": source, "reason": reason}
+    if gate:
+        data["gate"] = gate
+    if files:
+        data["files"] = files
+    data.update(extra or {})
+    summary = f"gate.blocked {gate or '(no gate)'} by {source}: {reason}"
+    Ledger(repo, branch).emit(events.BLOCKED, data, summary=summary[:200],
+                              trailers={"Meridian-Source": source})
+    return True
