@@ -47,9 +47,16 @@ MECHANISMS: dict[str, str] = {
     "prepush:regression_gate": "pre-push refuses when the latest evaluation run regressed "
                                "against the baseline",
 }
-# Integrity mechanisms with no off switch: the ledger validates every memory write
-# whatever the rules say, so retiring this rule would be a switch that does nothing.
-ALWAYS_ON = frozenset({"memory:validate_on_write"})
+# Mechanisms with no off switch in the code, and why. Retiring their rule is refused:
+# reporting "switched off" while enforcement goes on unchanged would make the rule prose.
+ALWAYS_ON: dict[str, str] = {
+    "memory:validate_on_write": "the ledger validates every memory write",
+    "gate:independent_evaluator": "the gate lifecycle always judges with the configured "
+                                  "evaluator, never the agent's own score",
+    "gate:approval_requires_tty": "the gate lifecycle does not read this rule; "
+                                  "approval.allow_non_interactive in .meridian/config.yaml "
+                                  "is the setting",
+}
 
 RULE_ID = r"^[a-z0-9][a-z0-9-]*$"
 
@@ -97,7 +104,8 @@ class Rule(_Strict):
     def _switchable(cls, value: str, info: ValidationInfo) -> str:
         mechanism = info.data.get("mechanism")
         if value == "retired" and mechanism in ALWAYS_ON:
-            raise _invalid(f"{mechanism} cannot be switched off; keep this rule active")
+            raise _invalid(f"{mechanism} cannot be switched off ({ALWAYS_ON[mechanism]}); "
+                           "keep this rule active")
         return value
 
     @model_validator(mode="after")
@@ -216,7 +224,7 @@ def _set_status(root: Path, rule_id: str, status: str, reason: str | None,
     current = parsed.rules[index]
     if status == "retired" and current.mechanism in ALWAYS_ON:
         raise MeridianError(f"{shown}: rule {rule_id!r}: {current.mechanism} cannot be switched "
-                            "off (the ledger validates every memory write); keep it active")
+                            f"off ({ALWAYS_ON[current.mechanism]}); keep it active")
     if current.status == status and (status == "active" or current.retired_reason == reason):
         return Edited(current, path, changed=False, comments_kept=True)
 

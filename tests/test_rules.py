@@ -163,6 +163,21 @@ def test_memory_validation_rule_cannot_be_retired(project: Path,
     assert (project / ".meridian" / "rules.yaml").read_text() == before
 
 
+@pytest.mark.parametrize(("rule_id", "mechanism"), [
+    ("independent-evaluator", "gate:independent_evaluator"),
+    ("human-approval", "gate:approval_requires_tty"),
+])
+def test_rules_whose_mechanism_has_no_off_switch_cannot_be_retired(
+        project: Path, capsys: pytest.CaptureFixture[str], rule_id: str, mechanism: str) -> None:
+    # Nothing in the gate lifecycle reads these rules: "switched off" would be untrue.
+    path = project / ".meridian" / "rules.yaml"
+    before = path.read_text()
+    assert main(["rules", "retire", rule_id, "--reason", "in the way"]) == 2
+    assert f"{mechanism} cannot be switched off (" in capsys.readouterr().err
+    assert path.read_text() == before
+    assert rules.disabled_mechanisms(project) == frozenset()
+
+
 def test_cli_retire_and_activate(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "retire", "no-stub-code", "--reason", "noisy"]) == 0
     assert capsys.readouterr().out.startswith(

@@ -94,6 +94,8 @@ def _read_input(args: argparse.Namespace) -> Any:
             raise MeridianError("memory add: give the record with --json '{...}', --file FILE, "
                                 "or pipe it on stdin")
         text, origin = sys.stdin.read(), "stdin"
+    if not text.strip():
+        raise MeridianError(f"{origin}: empty; expected one record as a JSON object")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -154,8 +156,10 @@ def _list(ledger: Ledger, kind: Any, args: argparse.Namespace) -> int:
                         "root cause", "next action", "amends"),
     }[kind.label]
     table = Table(box=None, pad_edge=False)
+    # Short fixed-width columns never wrap ("2026-11-3" / "0"); the prose ones fold.
+    prose = {"text", "context", "gates", "outcome", "notes", "root cause", "next action"}
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column not in prose)
     rows = 0
     for record in selected:
         rows += 1
@@ -192,9 +196,12 @@ def _export(ledger: Ledger, kind: Any) -> int:
 
     from meridian.memory import store
 
-    out = sys.stdout
+    # Bytes exactly as stored: a hand-corrupted line (even invalid UTF-8) is passed
+    # through for inspection rather than crashing the export; `memory verify` reports it.
+    sys.stdout.flush()
+    out = sys.stdout.buffer
     for line in store.export_lines(ledger, kind):
-        out.write(line.decode("utf-8") + "\n")
+        out.write(line + b"\n")
     out.flush()
     return 0
 

@@ -59,18 +59,20 @@ def _list(root: Path, args: argparse.Namespace) -> int:
     import json
 
     from meridian.rules import due_rules, load_rules, rules_path
+    from meridian.yamlio import display_path
 
     path = rules_path(root)
+    shown = display_path(path)
     rules = due_rules(root) if args.due else load_rules(root)
     if args.json:
         print(json.dumps([rule.to_json() for rule in rules], indent=2))
         return 0
     if not path.is_file():
-        print(f"{path.relative_to(root)} not found: every mechanism is on "
+        print(f"{shown} not found: every mechanism is on "
               "(`meridian init` writes the default rules)")
         return 0
     if not rules:
-        print("no rule is due for review" if args.due else f"{path.relative_to(root)} lists no rules")
+        print("no rule is due for review" if args.due else f"{shown} lists no rules")
         return 0
 
     # One block per rule: the rule and its failure mode are sentences, not table cells.

@@ -136,12 +136,6 @@ def gate_progress(ledger: Ledger) -> GateProgress:
     return progress
 
 
-def estimate_for(ledger: Ledger, root: Path | None, gate: str) -> float | None:
-    """The prediction for ``gate``: its ``gate start --estimate``, else gates.yaml."""
-    started = gate_progress(ledger).started_estimates.get(gate)
-    return started if started is not None else gate_estimates(root).get(gate)
-
-
 @dataclass
 class Suggestion:
     gate: str

@@ -46,7 +46,10 @@ def _utc_timestamp(value: str | None) -> str | None:
 
 
 class _Memory(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: what JSON Schema calls a number is a number (not true, not "8"), so the
+    # models refuse exactly what the published schemas refuse. No inf/nan: stored lines
+    # must stay JSON that jq and any other tool can read.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 @records.register("memory.semantic")
@@ -163,6 +166,9 @@ class CorrectionMemory(_Memory):
                 raise ValueError("needs both predicted_hours and actual_hours")
             return value
         exact = actual / predicted
+        if not math.isfinite(exact) or exact == 0:
+            raise ValueError(f"actual_hours / predicted_hours = {actual:g} / {predicted:g} "
+                             "is out of range")
         if value is not None and not math.isclose(value, exact, rel_tol=1e-3,
                                                   abs_tol=RATIO_TOLERANCE):
             raise ValueError(
@@ -248,6 +254,8 @@ def _error_message(error: dict[str, Any]) -> str:
         return f"must match {ctx.get('pattern', '')}"
     if kind in ("float_parsing", "float_type"):
         return "must be a number"
+    if kind == "finite_number":
+        return "must be a finite number"
     if kind == "string_type":
         return "must be a string"
     if kind == "list_type":

@@ -26,8 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from meridian import records
+from meridian.errors import MeridianError
 from meridian.ledger import EVENTS, Ledger, Write
 from meridian.memory.schemas import KINDS, MemoryKind, memory_kind, validate
+from meridian.memory.verify import check_line
 from meridian.records import InvalidRecord, Record
 
 PATTERN_VALIDATED = "pattern.validated"
@@ -68,11 +70,26 @@ def _pattern_key(data: dict[str, Any]) -> tuple[str, str]:
     return _normal(data.get("text")), _normal(data.get("context"))
 
 
+def stored_records(ledger: Ledger, kind: MemoryKind | str) -> Iterator[Record]:
+    """Every stored record of ``kind``, oldest first, each line checked as it is read.
+
+    ``ledger.records`` trusts the branch; memory is read by code that does arithmetic on
+    it, so a line edited by hand stops the read with its file:line instead of an
+    AttributeError or a wrong number.
+    """
+    spec = _resolve(kind)
+    for path, number, raw in ledger.lines(spec.stream):
+        reason, record = check_line(spec, raw)
+        if record is None:
+            raise MeridianError(f"{ledger.branch}:{path}:{number}: {reason} "
+                                "(run `meridian memory verify`)")
+        yield record
+
+
 def iter_records(ledger: Ledger, kind: MemoryKind | str, *, gate: str | None = None,
                  since: datetime | None = None) -> Iterator[Record]:
     """Stored records of ``kind``, oldest first, optionally filtered by gate and time."""
-    spec = _resolve(kind)
-    for record in ledger.records(spec.stream):
+    for record in stored_records(ledger, kind):
         if gate is not None and not _mentions_gate(record, gate):
             continue
         if since is not None and records.parse_ts(record.ts) < since:
@@ -94,7 +111,7 @@ def export_lines(ledger: Ledger, kind: MemoryKind | str) -> Iterator[bytes]:
 
 def validation_counts(ledger: Ledger) -> Counter[str]:
     """semantic id -> validation count (1 + its ``pattern.validated`` events)."""
-    counts: Counter[str] = Counter(record.id for record in ledger.records(KINDS["semantic"].stream))
+    counts: Counter[str] = Counter(record.id for record in stored_records(ledger, "semantic"))
     for event in ledger.records(EVENTS):
         if event.kind == PATTERN_VALIDATED and event.data.get("id") in counts:
             counts[event.data["id"]] += 1
@@ -104,14 +121,10 @@ def validation_counts(ledger: Ledger) -> Counter[str]:
 def find_pattern(ledger: Ledger, data: dict[str, Any]) -> Record | None:
     """The stored semantic record with the same text and context, if any."""
     key = _pattern_key(data)
-    for record in ledger.records(KINDS["semantic"].stream):
+    for record in stored_records(ledger, "semantic"):
         if _pattern_key(record.data) == key:
             return record
     return None
-
-
-def _corrections_of(ledger: Ledger, gate: str) -> list[Record]:
-    return [r for r in ledger.records(KINDS["corrections"].stream) if r.data.get("gate") == gate]
 
 
 def _link_amendment(ledger: Ledger, data: dict[str, Any]) -> dict[str, Any]:
@@ -120,17 +133,16 @@ def _link_amendment(ledger: Ledger, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(gate, str):
         return data  # the model reports the missing gate
     amends = data.get("amends")
-    earlier = _corrections_of(ledger, gate)
     if amends is None:
         if data.get("actual_hours") is None:
-            originals = [r for r in earlier if "amends" not in r.data]
+            originals = [r for r in stored_records(ledger, "corrections")
+                         if r.data["gate"] == gate and "amends" not in r.data]
             if originals:
                 return {**data, "amends": originals[-1].id}
         return data
     if not isinstance(amends, str):
         return data
-    by_id = {r.id: r for r in ledger.records(KINDS["corrections"].stream)}
-    target = by_id.get(amends)
+    target = next((r for r in stored_records(ledger, "corrections") if r.id == amends), None)
     if target is None:
         raise InvalidRecord(f"corrections.amends: no stored correction has id {amends}")
     if target.data.get("gate") != gate:

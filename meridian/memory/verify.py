@@ -19,9 +19,12 @@ from meridian.memory.schemas import KINDS, MemoryKind, validate
 from meridian.records import InvalidRecord, Record
 
 
-def _line_problem(spec: MemoryKind, raw: bytes, earlier: dict[str, str],
-                  corrections: dict[str, dict[str, Any]]) -> tuple[str | None, Record | None]:
-    """The reason a stored line is bad (None when it is sound), and its record."""
+def check_line(spec: MemoryKind, raw: bytes) -> tuple[str | None, Record | None]:
+    """The reason one stored line of ``spec``'s stream is bad (None and its record when sound).
+
+    Checks the line on its own: JSON, record shape, kind, schema and content id. What
+    needs the other lines (duplicates, ``amends`` targets) is checked by ``check_memory``.
+    """
     try:
         parsed = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -39,17 +42,22 @@ def _line_problem(spec: MemoryKind, raw: bytes, earlier: dict[str, str],
     expected = records.record_id(record.kind, record.ts, record.writer, record.data)
     if expected != record.id:
         return f"id {record.id} does not match its content (expected {expected})", None
+    return None, record
+
+
+def _cross_line_problem(record: Record, earlier: dict[str, str],
+                        corrections: dict[str, dict[str, Any]]) -> str | None:
     if record.id in earlier:
-        return f"duplicate of {earlier[record.id]} (record {record.id} is stored twice)", None
+        return f"duplicate of {earlier[record.id]} (record {record.id} is stored twice)"
     amends = record.data.get("amends")
     if amends is not None:
         target = corrections.get(amends)
         if target is None:
-            return f"corrections.amends: no earlier correction has id {amends}", None
+            return f"corrections.amends: no earlier correction has id {amends}"
         if target.get("gate") != record.data.get("gate"):
             return (f"corrections.amends: {amends} is a correction of gate "
-                    f"{target.get('gate')!r}, not {record.data.get('gate')!r}"), None
-    return None, record
+                    f"{target.get('gate')!r}, not {record.data.get('gate')!r}")
+    return None
 
 
 def _record_error(exc: ValidationError) -> str:
@@ -67,11 +75,12 @@ def check_memory(ledger: Ledger) -> list[str]:
         first_seen: dict[str, str] = {}
         corrections: dict[str, dict[str, Any]] = {}
         for path, number, raw in ledger.lines(spec.stream):
-            reason, record = _line_problem(spec, raw, first_seen, corrections)
-            if reason is not None:
+            reason, record = check_line(spec, raw)
+            if record is not None:
+                reason = _cross_line_problem(record, first_seen, corrections)
+            if reason is not None or record is None:
                 problems.append(f"{ledger.branch}:{path}:{number}: {reason}")
                 continue
-            assert record is not None
             first_seen[record.id] = f"{path}:{number}"
             if spec.label == "corrections":
                 corrections[record.id] = record.data

@@ -89,6 +89,19 @@ def test_the_schema_accepts_what_the_model_stores_and_rejects_what_it_refuses(
     ("episodic", {"session": "s1", "event": "note", "at": "2026-11-30T10:00:00"},
      "episodic.at: must be a UTC timestamp ending in Z (2026-11-30T10:00:00Z)"),
     ("episodic", ["not", "an", "object"], "episodic: must be a JSON object"),
+    # Strict like the published schema: what JSON Schema refuses, the model refuses.
+    ("corrections", {"gate": "api", "predicted_hours": True, "actual_hours": 6},
+     "corrections.predicted_hours: must be a number"),
+    ("corrections", {"gate": "api", "predicted_hours": "8", "actual_hours": 6},
+     "corrections.predicted_hours: must be a number"),
+    ("semantic", {"text": 1, "confidence": 0.5}, "semantic.text: must be a string"),
+    # Stored lines must stay JSON: no Infinity, no NaN, no ratio that overflows.
+    ("corrections", {"gate": "api", "predicted_hours": float("inf"), "actual_hours": 6},
+     "corrections.predicted_hours: must be a finite number"),
+    ("corrections", {"gate": "api", "predicted_hours": 8, "actual_hours": float("inf")},
+     "corrections.actual_hours: must be a finite number"),
+    ("corrections", {"gate": "api", "predicted_hours": 1e-308, "actual_hours": 1e308},
+     "corrections.ratio: actual_hours / predicted_hours = 1e+308 / 1e-308 is out of range"),
 ])
 def test_invalid_records_are_refused_with_the_field_path(label: str, data: Any,
                                                          message: str) -> None:

@@ -244,6 +244,26 @@ def test_export_streams_the_stored_lines_and_they_match_the_published_schema(
         validator.validate(json.loads(line))
 
 
+def test_infinity_in_the_input_is_refused_so_export_stays_json(
+        ledger: Ledger, capsys: pytest.CaptureFixture[str]) -> None:
+    tip = ledger.tip()
+    # Python's json module reads Infinity; the stored line would then not be JSON.
+    assert main(["memory", "add", "corrections", "--json",
+                 '{"gate": "api", "predicted_hours": Infinity, "actual_hours": 6}']) == 2
+    assert capsys.readouterr().err == (
+        "meridian: corrections.predicted_hours: must be a finite number\n")
+    assert ledger.tip() == tip
+
+
+def test_empty_stdin_is_refused_with_one_line(ledger: Ledger, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+    monkeypatch.setattr(sys, "stdin", io.StringIO("  \n"))
+    assert main(["memory", "add", "episodic"]) == 2
+    assert capsys.readouterr().err == (
+        "meridian: stdin: empty; expected one record as a JSON object\n")
+
+
 def test_export_of_an_empty_kind_prints_nothing(ledger: Ledger,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "export", "semantic"]) == 0

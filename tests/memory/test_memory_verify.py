@@ -118,3 +118,34 @@ def test_no_state_branch_is_empty_not_corrupt(repo: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "verify"]) == 0
     assert capsys.readouterr().out == "memory on meridian/state: empty (no state branch yet)\n"
+
+
+@pytest.mark.parametrize("bad_line", ['{"id": "x"}', "[1, 2]", '{"id": "truncated'])
+def test_commands_that_read_memory_stop_at_a_corrupt_line_with_file_line(
+        repo: Path, tmp_path: Path, ledger: Ledger, corrections: str, bad_line: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    edit_on_state_branch(repo, tmp_path, corrections, 2, bad_line)
+    capsys.readouterr()
+    for argv in (["memory", "list", "corrections"], ["memory", "list", "corrections", "--json"],
+                 ["calibration"],
+                 ["memory", "add", "corrections", "--json", '{"gate": "api", "root_cause": "x"}']):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"meridian: meridian/state:{corrections}:2: "), (argv, err)
+        assert err.endswith("(run `meridian memory verify`)\n")
+
+
+def test_export_passes_a_corrupt_line_through_byte_for_byte(
+        repo: Path, tmp_path: Path, ledger: Ledger, corrections: str,
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    worktree = tmp_path / "state-worktree"
+    git(repo, "worktree", "add", "-q", str(worktree), "meridian/state")
+    with (worktree / corrections).open("ab") as handle:
+        handle.write(b"\xff\xfe not utf-8\n")
+    git(worktree, "commit", "-q", "-am", "hand edit")
+    git(repo, "worktree", "remove", "--force", str(worktree))
+    capfdbinary.readouterr()
+    assert main(["memory", "export", "corrections"]) == 0
+    out = capfdbinary.readouterr().out
+    assert out.endswith(b"\n\xff\xfe not utf-8\n")
+    assert len(out.splitlines()) == 4
