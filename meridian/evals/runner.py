@@ -32,6 +32,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
 import uuid
 from collections import deque
@@ -56,6 +57,7 @@ TRANSIENT_NAMES = frozenset({
     "OverloadedError", "ServiceUnavailableError", "ConnectTimeout", "ReadTimeout",
 })
 WORKER_STARTUP_TIMEOUT_S = 120.0
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class TransientError(Exception):
@@ -131,11 +133,27 @@ def _run_agent(agent: Any, task: Task) -> tuple[str, Any, float]:
     return "ok", trajectory, elapsed
 
 
-def _worker_main(conn: Connection, agent_spec: str, offline: bool) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """On Linux, have the kernel SIGKILL this worker when its parent dies, even if the
+    parent itself was SIGKILLed and never got to clean up."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: int) -> None:
     # A process group of its own: killing the group takes the agent's subprocesses
     # with it, and a Ctrl-C at the terminal reaches only the parent, which decides.
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent_pid)
     from meridian.evals.agents import load_agent
     from meridian.evals.graders import grade_task
 
@@ -229,7 +247,8 @@ class _ProcessPool:
     def _spawn(self) -> _Worker:
         parent_end, child_end = self.context.Pipe()
         process = self.context.Process(
-            target=_worker_main, args=(child_end, self.agent_spec, self.options.offline),
+            target=_worker_main,
+            args=(child_end, self.agent_spec, self.options.offline, os.getpid()),
             daemon=True, name="meridian-eval-worker",
         )
         process.start()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -220,3 +223,27 @@ def test_agent_latency_is_filled_in_when_the_agent_does_not_time_itself(tmp_path
     run = run_suite(suite, "tests.evals.agents_for_tests:InstantAgent", RunOptions(workers=1))
     trajectory: Any = run.results[0].trials[0].trajectory
     assert trajectory.latency_s > 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
+    pid_file = tmp_path / "hang.pid"
+    suite_path = write_suite(tmp_path / "s.yaml", [
+        {"id": "stuck", "behavior": "hang", "pid_file": str(pid_file)}], timeout_s=300)
+    script = (
+        "from meridian.evals.suite import load_suite\n"
+        "from meridian.evals.runner import RunOptions, run_suite\n"
+        f"run_suite(load_suite({str(suite_path)!r}), {SCRIPTED!r}, RunOptions(workers=1))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    worker = int(pid_file.read_text())
+    parent.kill()  # SIGKILL: the parent gets no chance to clean up
+    parent.wait()
+    while not process_gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert process_gone(worker), "a worker outlived its killed parent"
