@@ -51,6 +51,8 @@ MECHANISMS: dict[str, str] = {
 # reporting "switched off" while enforcement goes on unchanged would make the rule prose.
 ALWAYS_ON: dict[str, str] = {
     "memory:validate_on_write": "the ledger validates every memory write",
+    "heuristic:failing_check": "the gate lifecycle fails a gate whose check fails, "
+                               "whichever evaluator ran",
     "gate:independent_evaluator": "the gate lifecycle always judges with the configured "
                                   "evaluator, never the agent's own score",
     "gate:approval_requires_tty": "the gate lifecycle does not read this rule; "
