@@ -118,8 +118,8 @@ def test_malformed_xml_names_file_and_line(tmp_path: Path, monkeypatch: pytest.M
 
 @pytest.mark.parametrize(("body", "message"), [
     ("", "report.xml:1: malformed JUnit XML: no element found (column 1)"),
-    ("<html><body/></html>", "report.xml:1: not a JUnit report: expected a <testsuites> or "
-                             "<testsuite> root element, got <html>"),
+    ("<html><body/></html>", ("report.xml:1: not a JUnit report: expected a <testsuites> or "
+                              "<testsuite> root element, got <html>")),
 ])
 def test_not_a_junit_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str,
                             message: str) -> None:
@@ -156,8 +156,8 @@ def test_features_file_errors_name_file_and_line(tmp_path: Path, monkeypatch: py
 def test_missing_hardened_explains(tmp_path: Path) -> None:
     report = features.compute(FEATURES, SAMPLE)
     assert features.missing_hardened(report, ["login", "billing", "nope"]) == [
-        "feature billing: not hardened (failure_modes: "
-        "com.example.billing.InvoiceTest.testRefund*: not found in the report)",
+        ("feature billing: not hardened (failure_modes: "
+         "com.example.billing.InvoiceTest.testRefund*: not found in the report)"),
         f"feature nope: not listed in {report.features_file}",
     ]
 

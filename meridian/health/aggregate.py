@@ -16,6 +16,7 @@ rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 from collections import Counter
@@ -174,7 +175,7 @@ def distribution(values: list[float]) -> Distribution:
 # --- gates, evaluator and evaluator cost (from the gate events) --------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Verdict:
     ts: str
     gate: str
@@ -183,129 +184,165 @@ class _Verdict:
     scores: dict[str, Any] | None
 
 
+@dataclass(slots=True)
+class _GateTally:
+    """Per-gate counters (plain attributes: this is the hot loop, no pydantic here)."""
+
+    submissions: int = 0
+    verdicts: int = 0
+    failed: int = 0
+    first_passed: bool | None = None
+    blocks: int = 0
+    hours: float | None = None
+    last_overall: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
+@dataclass(slots=True)
+class _WeekTally:
+    evaluator: float = 0.0
+    llm_judge: float = 0.0
+    agents: float = 0.0
+    tokens: int = 0
+
+
 @dataclass
 class _Costs:
-    evaluator: CostLine = field(default_factory=CostLine)
-    by_gate: dict[str, GateCost] = field(default_factory=dict)
-    by_week: dict[str, WeekCost] = field(default_factory=dict)
+    """Evaluator spend per gate (in the gate tallies) and every source's spend per week."""
 
-    def week(self, ts: str) -> WeekCost:
+    weeks: dict[str, _WeekTally] = field(default_factory=dict)
+
+    def week(self, ts: str) -> _WeekTally:
         key = iso_week(ts)
-        row = self.by_week.get(key)
-        if row is None:
-            row = self.by_week[key] = WeekCost(week=key)
-        return row
+        tally = self.weeks.get(key)
+        if tally is None:
+            tally = self.weeks[key] = _WeekTally()
+        return tally
 
 
-def _add_usage(line: CostLine, usage: dict[str, Any]) -> float:
-    tokens_in = int(_number(usage.get("input_tokens")) or 0)
-    tokens_out = int(_number(usage.get("output_tokens")) or 0)
-    cost = _number(usage.get("cost_usd")) or 0.0
-    line.input_tokens += tokens_in
-    line.output_tokens += tokens_out
-    line.tokens += tokens_in + tokens_out
-    line.cost_usd += cost
-    return cost
+def _usage(usage: Any) -> tuple[int, int, float]:
+    """(input tokens, output tokens, dollars) of a ``usage`` mapping; zeros when absent."""
+    if not isinstance(usage, dict):
+        return 0, 0, 0.0
+    try:
+        return (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
+                float(usage.get("cost_usd") or 0.0))
+    except (TypeError, ValueError):
+        return 0, 0, 0.0
 
 
-def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdict], list[GapPoint]]:
-    """Gate figures, the verdicts in time order and the self-assessment gaps."""
-    health = GateHealth()
-    rows: dict[str, GateRow] = {}
+def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdict], list[GapPoint],
+                                                       dict[str, _GateTally]]:
+    """Gate figures, the verdicts and self-assessment gaps in time order, per-gate tallies."""
+    tallies: dict[str, _GateTally] = {}
     started: dict[str, str] = {}
     pending_self: dict[str, float] = {}
     verdicts: list[_Verdict] = []
-    gaps: list[GapPoint] = []
+    gap_rows: list[tuple[str, str, float, float]] = []
     intervals: list[float] = []
     blocks: Counter[str] = Counter()
-
-    def row_of(gate: str) -> GateRow:
-        row = rows.get(gate)
-        if row is None:
-            row = rows[gate] = GateRow(gate=gate, state="open")
-        return row
+    unavailable = 0
 
     for ts, kind, data in scan.gate_events:
         gate = data.get("gate")
         if kind == BLOCKED:
             blocks[str(data.get("source", "unknown"))] += 1
             if isinstance(gate, str):
-                row_of(gate).blocks += 1
+                tally = tallies.get(gate) or tallies.setdefault(gate, _GateTally())
+                tally.blocks += 1
             continue
         if not isinstance(gate, str):
             continue
-        row = row_of(gate)
-        if kind in (STARTED, REOPENED):
-            started[gate] = ts
+        tally = tallies.get(gate) or tallies.setdefault(gate, _GateTally())
+        if kind == PASSED or kind == FAILED:
+            passed = kind == PASSED
+            overall = _number(data.get("overall"))
+            tally.verdicts += 1
+            if not passed:
+                tally.failed += 1
+            if tally.first_passed is None:
+                tally.first_passed = passed
+            tally.last_overall = overall
+            tokens_in, tokens_out, spent = _usage(data.get("usage"))
+            tally.tokens_in += tokens_in
+            tally.tokens_out += tokens_out
+            tally.cost += spent
+            week = costs.week(ts)
+            week.evaluator += spent
+            week.tokens += tokens_in + tokens_out
+            # The self-score is on the verdict event, or on the submission before it.
+            self_score = _number(data.get("self_score"))
+            earlier = pending_self.pop(gate, None)
+            if self_score is None:
+                self_score = earlier
+            if self_score is not None and overall is not None:
+                gap_rows.append((ts, gate, self_score, overall))
+            if passed and gate in started:
+                hours = _hours_between(started.pop(gate), ts)
+                if hours >= 0:
+                    intervals.append(hours)
+                    tally.hours = (tally.hours or 0.0) + hours
+            scores = data.get("scores")
+            path = data.get("verdict")
+            verdicts.append(_Verdict(ts, gate, path if isinstance(path, str) else None, overall,
+                                     scores if isinstance(scores, dict) else None))
         elif kind == SUBMITTED:
-            row.submissions += 1
+            tally.submissions += 1
             self_score = _number(data.get("self_score"))
             if self_score is not None:
                 pending_self[gate] = self_score
             else:
                 pending_self.pop(gate, None)
-        elif kind in (PASSED, FAILED):
-            passed = kind == PASSED
-            overall = _number(data.get("overall"))
-            row.verdicts += 1
-            health.verdicts += 1
-            if not passed:
-                row.failed_verdicts += 1
-                health.failed_verdicts += 1
-            if row.first_verdict_passed is None:
-                row.first_verdict_passed = passed
-            row.last_overall = overall
-            usage = data.get("usage")
-            if isinstance(usage, dict):
-                gate_cost = costs.by_gate.get(gate)
-                if gate_cost is None:
-                    gate_cost = costs.by_gate[gate] = GateCost(gate=gate)
-                gate_cost.verdicts += 1
-                spent = _add_usage(gate_cost, usage)
-                _add_usage(costs.evaluator, usage)
-                week = costs.week(ts)
-                week.evaluator_usd += spent
-                week.tokens += int(_number(usage.get("input_tokens")) or 0) + int(
-                    _number(usage.get("output_tokens")) or 0)
-            self_score = _number(data.get("self_score"))
-            earlier = pending_self.pop(gate, None)
-            self_score = earlier if self_score is None else self_score
-            if self_score is not None and overall is not None:
-                gaps.append(GapPoint(ts=ts, gate=gate, self_score=self_score, overall=overall,
-                                     gap=round(self_score - overall, 4), rolling_mean=0.0))
-            if passed and gate in started:
-                hours = _hours_between(started.pop(gate), ts)
-                if hours >= 0:
-                    intervals.append(hours)
-                    row.hours_in_progress = round((row.hours_in_progress or 0.0) + hours, 4)
-            scores = data.get("scores")
-            path = data.get("verdict")
-            verdicts.append(_Verdict(ts, gate, path if isinstance(path, str) else None, overall,
-                                     scores if isinstance(scores, dict) else None))
+        elif kind == STARTED or kind == REOPENED:
+            started[gate] = ts
         elif kind == UNAVAILABLE:
-            health.evaluator_unavailable += 1
+            unavailable += 1
 
-    for gate, cost in costs.by_gate.items():
-        row_of(gate).cost_usd = round(cost.cost_usd, 6)
-    health.gates = [rows[g] for g in sorted(rows)]
-    health.with_verdict = sum(1 for r in rows.values() if r.first_verdict_passed is not None)
-    health.first_try_passed = sum(1 for r in rows.values() if r.first_verdict_passed)
-    health.first_try_pass_rate = _rate(health.first_try_passed, health.with_verdict)
-    health.evaluator_fail_rate = _rate(health.failed_verdicts, health.verdicts)
-    health.blocks = sum(blocks.values())
-    health.blocks_by_source = dict(sorted(blocks.items()))
-    health.intervals = len(intervals)
-    health.mean_hours_in_progress = round(statistics.fmean(intervals), 4) if intervals else None
-    for index, point in enumerate(gaps):
-        window = gaps[max(0, index - GAP_WINDOW + 1): index + 1]
-        point.rolling_mean = round(statistics.fmean(p.gap for p in window), 4)
-    return health, verdicts, gaps
+    with_verdict = sum(1 for t in tallies.values() if t.first_passed is not None)
+    first_try = sum(1 for t in tallies.values() if t.first_passed)
+    verdict_count = sum(t.verdicts for t in tallies.values())
+    failed_count = sum(t.failed for t in tallies.values())
+    health = GateHealth(
+        with_verdict=with_verdict, first_try_passed=first_try,
+        first_try_pass_rate=_rate(first_try, with_verdict), verdicts=verdict_count,
+        failed_verdicts=failed_count, evaluator_fail_rate=_rate(failed_count, verdict_count),
+        evaluator_unavailable=unavailable, blocks=sum(blocks.values()),
+        blocks_by_source=dict(sorted(blocks.items())), intervals=len(intervals),
+        mean_hours_in_progress=round(statistics.fmean(intervals), 4) if intervals else None,
+        gates=[GateRow(gate=gate, state="open", submissions=t.submissions, verdicts=t.verdicts,
+                       failed_verdicts=t.failed, first_verdict_passed=t.first_passed,
+                       blocks=t.blocks, hours_in_progress=None if t.hours is None else round(t.hours, 4),
+                       last_overall=t.last_overall, cost_usd=round(t.cost, 6))
+               for gate, t in sorted(tallies.items())],
+    )
+    return health, verdicts, _gap_points(gap_rows), tallies
+
+
+def _gap_points(rows: list[tuple[str, str, float, float]]) -> list[GapPoint]:
+    """Gap per submission with the rolling mean of the last GAP_WINDOW gaps."""
+    points = []
+    window_sum = 0.0
+    gaps: list[float] = []
+    for ts, gate, self_score, overall in rows:
+        gap = self_score - overall
+        gaps.append(gap)
+        window_sum += gap
+        if len(gaps) > GAP_WINDOW:
+            window_sum -= gaps[-GAP_WINDOW - 1]
+        size = min(len(gaps), GAP_WINDOW)
+        # Built without validation: thousands of points, every field computed just above.
+        points.append(GapPoint.model_construct(
+            ts=ts, gate=gate, self_score=self_score, overall=overall, gap=round(gap, 4),
+            rolling_mean=round(window_sum / size, 4)))
+    return points
 
 
 class _EventView:
     """A gate event shaped like a ``Record`` for ``gates.state.fold_events`` (no validation)."""
 
-    __slots__ = ("ts", "kind", "data")
+    __slots__ = ("data", "kind", "ts")
 
     def __init__(self, ts: str, kind: str, data: dict[str, Any]) -> None:
         self.ts, self.kind, self.data = ts, kind, data
@@ -426,7 +463,9 @@ class _RunFigures:
     """What a run document adds to its index line: agent tokens and grader (judge) usage."""
 
     tokens: int = 0
-    judge: CostLine = field(default_factory=CostLine)
+    judge_in: int = 0
+    judge_out: int = 0
+    judge_usd: float = 0.0
     task_status: dict[str, str] = field(default_factory=dict)
 
 
@@ -447,9 +486,12 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
             for score in trial.get("scores") or []:
                 usage = score.get("usage") if isinstance(score, dict) else None
                 if isinstance(usage, dict):
-                    _add_usage(figures.judge, {"input_tokens": usage.get("tokens_in"),
-                                               "output_tokens": usage.get("tokens_out"),
-                                               "cost_usd": usage.get("cost_usd")})
+                    tokens_in, tokens_out, spent = _usage({
+                        "input_tokens": usage.get("tokens_in"),
+                        "output_tokens": usage.get("tokens_out"), "cost_usd": usage.get("cost_usd")})
+                    figures.judge_in += tokens_in
+                    figures.judge_out += tokens_out
+                    figures.judge_usd += spent
         task = (entry.get("task") or {}).get("id")
         graded = [t.get("status") for t in trials if t.get("status") != "infra_error"]
         if isinstance(task, str):
@@ -477,14 +519,14 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
         run = figures[entry.run_id] = run_figures(ledger, at, data.path)
         agents.cost_usd += data.cost_usd
         agents.tokens += run.tokens
-        judges.input_tokens += run.judge.input_tokens
-        judges.output_tokens += run.judge.output_tokens
-        judges.tokens += run.judge.tokens
-        judges.cost_usd += run.judge.cost_usd
+        judges.input_tokens += run.judge_in
+        judges.output_tokens += run.judge_out
+        judges.tokens += run.judge_in + run.judge_out
+        judges.cost_usd += run.judge_usd
         week = costs.week(entry.ts)
-        week.eval_agents_usd += data.cost_usd
-        week.llm_judge_usd += run.judge.cost_usd
-        week.tokens += run.tokens + run.judge.tokens
+        week.agents += data.cost_usd
+        week.llm_judge += run.judge_usd
+        week.tokens += run.tokens + run.judge_in + run.judge_out
 
     visible = [e for e in entries if not e.pruned]
     by_id = {e.run_id: e for e in entries}
@@ -571,6 +613,18 @@ def completion_health(scan: EventScan) -> CompletionHealth | None:
 def build_report(ledger: Ledger, root: Path | None = None, *,
                  today: date | None = None) -> HealthReport:
     """The health report of ``ledger``'s state branch at its current tip."""
+    # The aggregation allocates a dict per event and creates no reference cycles; left
+    # on, the cyclic collector rescans those dicts over and over (a third of the time).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_report(ledger, root, today)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build_report(ledger: Ledger, root: Path | None, today: date | None) -> HealthReport:
     tip = ledger.tip()
     report = HealthReport(branch=ledger.branch, commit=None if tip is None else str(tip),
                           generated_at=records.now_ts())
@@ -586,7 +640,7 @@ def build_report(ledger: Ledger, root: Path | None = None, *,
         notes.append(f"{len(scan.corrupt)} event line(s) could not be read (first: "
                      f"{ledger.branch}:{scan.corrupt[0]}); run `meridian verify`")
     costs = _Costs()
-    gates, verdicts, gaps = fold_gates(scan, costs)
+    gates, verdicts, gaps, tallies = fold_gates(scan, costs)
     states = gate_states(scan, root, notes)
     for row in gates.gates:
         row.state = states.get(row.gate, row.state)
@@ -599,14 +653,19 @@ def build_report(ledger: Ledger, root: Path | None = None, *,
     report.evaluator = evaluator_health(ledger, tip, verdicts, gaps, notes)
     report.calibration = calibration_health(ledger)
     report.evaluation, agents, judges = evaluation_health(ledger, tip, costs, notes)
-    report.cost = _cost_health(costs, agents, judges)
+    report.cost = _cost_health(costs, tallies, agents, judges)
     report.completion = completion_health(scan)
     report.memory = memory_health(ledger, tip, scan)
     return report
 
 
-def _cost_health(costs: _Costs, agents: CostLine, judges: CostLine) -> CostHealth:
-    by_source = {"evaluator": costs.evaluator, "llm_judge": judges, "eval_agents": agents}
+def _cost_health(costs: _Costs, tallies: dict[str, _GateTally], agents: CostLine,
+                 judges: CostLine) -> CostHealth:
+    evaluator = CostLine(input_tokens=sum(t.tokens_in for t in tallies.values()),
+                         output_tokens=sum(t.tokens_out for t in tallies.values()),
+                         cost_usd=sum(t.cost for t in tallies.values()))
+    evaluator.tokens = evaluator.input_tokens + evaluator.output_tokens
+    by_source = {"evaluator": evaluator, "llm_judge": judges, "eval_agents": agents}
     total = CostLine()
     for line in by_source.values():
         line.cost_usd = round(line.cost_usd, 6)
@@ -615,15 +674,13 @@ def _cost_health(costs: _Costs, agents: CostLine, judges: CostLine) -> CostHealt
         total.tokens += line.tokens
         total.cost_usd += line.cost_usd
     total.cost_usd = round(total.cost_usd, 6)
-    weeks = []
-    for key in sorted(costs.by_week):
-        week = costs.by_week[key]
-        week.cost_usd = round(week.evaluator_usd + week.llm_judge_usd + week.eval_agents_usd, 6)
-        week.evaluator_usd = round(week.evaluator_usd, 6)
-        week.llm_judge_usd = round(week.llm_judge_usd, 6)
-        week.eval_agents_usd = round(week.eval_agents_usd, 6)
-        weeks.append(week)
-    by_gate = sorted(costs.by_gate.values(), key=lambda g: (-g.cost_usd, g.gate))
-    for gate in by_gate:
-        gate.cost_usd = round(gate.cost_usd, 6)
+    weeks = [WeekCost(week=key, evaluator_usd=round(w.evaluator, 6), llm_judge_usd=round(w.llm_judge, 6),
+                      eval_agents_usd=round(w.agents, 6), tokens=w.tokens,
+                      cost_usd=round(w.evaluator + w.llm_judge + w.agents, 6))
+             for key, w in sorted(costs.weeks.items())]
+    by_gate = [GateCost(gate=gate, verdicts=t.verdicts, input_tokens=t.tokens_in,
+                        output_tokens=t.tokens_out, tokens=t.tokens_in + t.tokens_out,
+                        cost_usd=round(t.cost, 6))
+               for gate, t in tallies.items() if t.verdicts]
+    by_gate.sort(key=lambda g: (-g.cost_usd, g.gate))
     return CostHealth(total=total, by_source=by_source, by_gate=by_gate, by_week=weeks)

@@ -143,8 +143,8 @@ def line_chart(title: str, series: Sequence[tuple[str, Sequence[float], str, boo
         return PAD + plot_h * (1 - (value - low) / (high - low))
 
     parts = [_svg(WIDTH, HEIGHT, title), f'<text x="{PAD}" y="14">{escape(title)}</text>',
-             f'<line x1="{PAD}" y1="{PAD + plot_h}" x2="{PAD + plot_w}" y2="{PAD + plot_h}" '
-             f'stroke="#d1d5db"/>',
+             (f'<line x1="{PAD}" y1="{PAD + plot_h}" x2="{PAD + plot_w}" y2="{PAD + plot_h}" '
+              'stroke="#d1d5db"/>'),
              f'<text x="2" y="{y_of(high) + 4:.1f}">{high:.2f}</text>',
              f'<text x="2" y="{y_of(low) + 4:.1f}">{low:.2f}</text>']
     if reference is not None:
@@ -217,7 +217,7 @@ def stacked_weeks(report: HealthReport) -> str:
              f'<text x="{PAD}" y="14">cost per ISO week (max {_usd(top)})</text>']
     for index, week in enumerate(weeks):
         x = PAD + index * col_w
-        base = PAD + plot_h
+        base = float(PAD + plot_h)
         for name, attr, color in layers:
             value = float(getattr(week, attr))
             height = plot_h * value / top
@@ -269,7 +269,7 @@ def _gates(report: HealthReport) -> str:
 def _calibration(report: HealthReport) -> str:
     cal = report.calibration
     out = ["<h2>Calibration</h2>", _tiles([
-        ("multiplier (median of last %d)" % cal.sample if cal.sample else "multiplier",
+        (f"multiplier (median of last {cal.sample})" if cal.sample else "multiplier",
          _fmt(cal.multiplier)),
         ("median ratio, all corrections", _fmt(cal.median_ratio)),
         ("corrections", str(len(cal.corrections))),
@@ -290,8 +290,8 @@ def _evaluator(report: HealthReport) -> str:
     ev = report.evaluator
     rows = list(ev.dimensions.items()) + [("overall", ev.overall)]
     out = ["<h2>Evaluator</h2>",
-           f'<p class="sub">{ev.verdicts} verdicts; per-dimension scores from {ev.verdicts_read} '
-           "verdict documents</p>", box_plot("score distribution (0-10)", rows)]
+           (f'<p class="sub">{ev.verdicts} verdicts; per-dimension scores from {ev.verdicts_read} '
+            "verdict documents</p>"), box_plot("score distribution (0-10)", rows)]
     out.append(table(["dimension", "n", "min", "q1", "median", "q3", "max", "mean"],
                      [(name, str(d.count), _fmt(d.min), _fmt(d.q1), _fmt(d.median), _fmt(d.q3),
                        _fmt(d.max), _fmt(d.mean)) for name, d in rows], {1, 2, 3, 4, 5, 6, 7}))

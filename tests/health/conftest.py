@@ -26,8 +26,8 @@ import pytest
 from meridian.evals import run as runfile
 from meridian.evals import store
 from meridian.evals.types import Score, Task, TaskResult, Trajectory, Usage
-from meridian.evaluators.models import decide
 from meridian.evaluators.models import Usage as VerdictUsage
+from meridian.evaluators.models import decide
 from meridian.ledger import EVENTS, Ledger, Write
 from meridian.memory import store as memory_store
 

@@ -160,8 +160,8 @@ def test_corrupt_event_line_is_skipped_and_noted(crafted: Crafted) -> None:
     bad_line = len(blob.splitlines()) + 1
     report = build_report(ledger, crafted.root, today=TODAY)
     assert report.gates.verdicts == 4
-    assert report.notes == [f"1 event line(s) could not be read (first: {ledger.branch}:"
-                            f"{shard}:{bad_line}); run `meridian verify`"]
+    assert report.notes == [(f"1 event line(s) could not be read (first: {ledger.branch}:"
+                             f"{shard}:{bad_line}); run `meridian verify`")]
 
 
 def test_verdict_scores_in_the_event_need_no_document(crafted: Crafted) -> None:

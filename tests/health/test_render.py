@@ -1,0 +1,104 @@
+"""`meridian health`: terminal tables, --json, and the HTML page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from meridian.cli import main
+from meridian.health import build_report, render_html
+from meridian.health.models import HealthReport
+from meridian.health.render_terminal import sparkline
+
+from .conftest import Crafted
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+
+def test_json_is_the_report_model(crafted: Crafted, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    report = HealthReport.model_validate(printed)
+    assert report.gates.first_try_pass_rate == 0.3333
+    assert report.calibration.multiplier == 1.0
+    assert report.commit == str(crafted.ledger.tip())
+
+
+def test_terminal_tables(crafted: Crafted, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for expected in (
+        "first-try pass rate 33.3% (1 of 3 gates with a verdict)",
+        "evaluator fail rate 50.0% (2 of 4 verdicts)",
+        "blocks by source 5: claude 1, evaluator 1, gate 1, pre-commit 2",
+        "mean time in progress 2.50 h over 2 pass(es)",
+        "Calibration: multiplier 1.00",
+        "mean 0.73, earlier half 3.15, recent half -0.47",
+        "Completion: working 3/4 (75.0%), hardened 1/4 (25.0%) from report.xml",
+        "Memory: semantic 1, episodic 1, corrections 3; 0 invalid; 1 duplicates prevented",
+        "no-stub-code (review 2026-01-31)",
+    ):
+        assert expected in out, expected
+
+
+def test_no_state_branch_is_one_line(repo_with_commit: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health"]) == 2
+    assert capsys.readouterr().err == "meridian: no state branch meridian/state: run `meridian init` first\n"
+
+
+def test_unwritable_html_target(crafted: Crafted, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "--html", "no/such/dir/report.html"]) == 2
+    assert capsys.readouterr().err.startswith("meridian: --html no/such/dir/report.html: cannot write: ")
+
+
+def test_html_is_self_contained_and_escaped(crafted: Crafted) -> None:
+    ledger = crafted.ledger
+    ledger.emit("gate.blocked", {"gate": "<script>alert(1)</script>", "source": "claude",
+                                 "reason": "x"})
+    page = render_html.render(build_report(ledger, crafted.root))
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # nothing is fetched: no src/href to anything, and the CSP forbids it anyway
+    assert not re.search(r"""\b(src|href)\s*=""", page)
+    assert "default-src 'none'" in page
+    assert page.count("<svg") == 6
+
+
+def test_downsampled_series_say_so() -> None:
+    assert render_html.downsample(list(range(10)), 5) == [0.5, 2.5, 4.5, 6.5, 8.5]
+    chart = render_html.line_chart("t", [("gap", [float(i % 7) for i in range(1000)], "#000", False)])
+    assert "(1000 points, averaged into 400)" in chart
+
+
+def test_sparkline() -> None:
+    assert sparkline([0, 1, 2, 3, 4, 5, 6, 7]) == "▁▂▃▄▅▆▇█"
+    assert sparkline([2, 2]) == "▁▁" and sparkline([]) == ""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_html_opens_in_headless_chromium_without_console_errors(
+        crafted: Crafted, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "health.html"
+    assert main(["health", "--html", str(page)]) == 0
+    assert f"wrote {page}" in capsys.readouterr().out
+    proc = subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+         "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # The page's inline script writes this marker only if it ran to the end.
+    assert 'data-rendered="ok"' in proc.stdout
+    assert 'id="rendered">rendered 6 charts<' in proc.stdout
+    console = [line for line in proc.stderr.splitlines()
+               if ":CONSOLE" in line or "Uncaught" in line or "Content Security Policy" in line]
+    assert console == []
