@@ -31,6 +31,7 @@ from meridian.records import Record
 SHARD_BYTES = 64 * 1024
 EVENTS = "events"
 STALE_LOCK_SECONDS = 10.0
+RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 RETRY_DEADLINE_SECONDS = 60.0
 
 
@@ -147,15 +148,25 @@ class Ledger:
 
     def records(self, stream: str = EVENTS, *, newest_first: bool = False,
                 at: gitio.Oid | None = None) -> Iterator[Record]:
-        """Stream a stream's records (parsed, not re-validated: ``verify`` does that)."""
+        """Stream a stream's records.
+
+        Lines are checked for shape only (a JSON object with the five record fields);
+        full validation of data models and ids is ``meridian verify``'s job.
+        """
         for path, number, line in self.lines(stream, newest_first=newest_first, at=at):
-            try:
-                raw = json.loads(line)
-                yield Record.model_construct(**raw)
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise MeridianError(
-                    f"{self.branch}:{path}:{number}: corrupt record ({exc}); run `meridian verify`"
-                ) from None
+            yield self._quick_record(line, f"{path}:{number}")
+
+    def _quick_record(self, line: bytes, where: str) -> Record:
+        try:
+            raw = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise MeridianError(f"{self.branch}:{where}: corrupt record (not JSON: {exc}); "
+                                "run `meridian verify`") from None
+        if not isinstance(raw, dict) or not RECORD_FIELDS <= raw.keys() \
+                or not isinstance(raw.get("data"), dict) or not isinstance(raw.get("kind"), str):
+            raise MeridianError(f"{self.branch}:{where}: corrupt record (expected an object "
+                                "with id, ts, kind, writer and data); run `meridian verify`")
+        return Record.model_construct(**{k: raw[k] for k in RECORD_FIELDS})
 
     def ids(self, stream: str, at: gitio.Oid | None = None) -> set[str]:
         return {r.id for r in self.records(stream, at=at)}
@@ -369,5 +380,5 @@ class Ledger:
                 return None
             for line in new_data[len(old_data):].splitlines():
                 if line.strip():
-                    out.append(Record.model_construct(**json.loads(line)))
+                    out.append(self._quick_record(line, f"{stream}/{path}"))
         return out

@@ -56,35 +56,47 @@ def dotted(loc: Loc) -> str:
     return out
 
 
-def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: str) -> Any:
-    lines.setdefault(loc, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = _scalar(key_node)
-            if key in result:
-                raise ConfigError(
-                    f"{path}:{key_node.start_mark.line + 1}: {dotted(loc + (key,)) or key}: "
-                    "duplicate key"
-                )
-            lines[loc + (key,)] = key_node.start_mark.line + 1
-            result[key] = _construct(value_node, loc + (key,), lines, path)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for index, item in enumerate(node.value):
-            lines[loc + (index,)] = item.start_mark.line + 1
-            items.append(_construct(item, loc + (index,), lines, path))
-        return items
-    return _scalar(node)
+class _Builder:
+    """Turns a composed YAML node tree into Python values, recording each line."""
 
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lines: dict[Loc, int] = {}
+        self.loader = yaml.SafeLoader("")
 
-def _scalar(node: yaml.Node) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
+    def build(self, node: yaml.Node, loc: Loc) -> Any:
+        self.lines.setdefault(loc, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.scalar(key_node, loc)
+                line = key_node.start_mark.line + 1
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    raise ConfigError(f"{self.path}:{line}: {dotted(loc) or 'key'}: "
+                                      "keys must be plain strings or numbers")
+                if key in result:
+                    raise ConfigError(
+                        f"{self.path}:{line}: {dotted(loc + (key,)) or key}: duplicate key")
+                self.lines[loc + (key,)] = line
+                result[key] = self.build(value_node, loc + (key,))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, item in enumerate(node.value):
+                self.lines[loc + (index,)] = item.start_mark.line + 1
+                items.append(self.build(item, loc + (index,)))
+            return items
+        return self.scalar(node, loc)
+
+    def scalar(self, node: yaml.Node, loc: Loc) -> Any:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
+            # e.g. a date that does not exist: `review: 2020-13-01`
+            where = f"{self.path}:{node.start_mark.line + 1}"
+            field = dotted(loc)
+            raise ConfigError(f"{where}: {field + ': ' if field else ''}invalid value "
+                              f"{node.value!r}: {exc}") from None
 
 
 def parse(text: str, path: Path | str) -> Located:
@@ -98,9 +110,12 @@ def parse(text: str, path: Path | str) -> Located:
         raise ConfigError(f"{path}{line}: invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from None
-    lines: dict[Loc, int] = {}
-    data = None if node is None else _construct(node, (), lines, path)
-    return Located(path, data, lines)
+    builder = _Builder(path)
+    try:
+        data = None if node is None else builder.build(node, ())
+    finally:
+        builder.loader.dispose()
+    return Located(path, data, builder.lines)
 
 
 def display_path(path: Path | str) -> str:

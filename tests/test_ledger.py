@@ -177,3 +177,20 @@ def test_new_records_reads_only_what_was_appended(repo: Path) -> None:
     other = Ledger(ledger.repo, "side")
     other.emit("test.append", {"n": "side"})
     assert ledger.new_records("events", other.tip()) is None  # type: ignore[arg-type]
+
+
+def test_a_hand_corrupted_line_is_a_located_error_not_a_crash(repo: Path, tmp_path: Path) -> None:
+    from meridian.errors import MeridianError
+
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    checkout = tmp_path / "edit"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = next(checkout.glob("events/*/0000.jsonl"))
+    shard.write_text(shard.read_text() + '{"id": "x"}\n')
+    git(checkout, "commit", "-q", "-am", "hand edit")
+    with pytest.raises(MeridianError) as caught:
+        list(Ledger.open(repo).records())
+    assert str(caught.value) == (
+        f"meridian/state:{shard.relative_to(checkout)}:2: corrupt record (expected an object "
+        "with id, ts, kind, writer and data); run `meridian verify`")
