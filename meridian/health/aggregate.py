@@ -466,7 +466,6 @@ class _RunFigures:
     judge_in: int = 0
     judge_out: int = 0
     judge_usd: float = 0.0
-    task_status: dict[str, str] = field(default_factory=dict)
 
 
 def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
@@ -492,12 +491,6 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
                     figures.judge_in += tokens_in
                     figures.judge_out += tokens_out
                     figures.judge_usd += spent
-        task = (entry.get("task") or {}).get("id")
-        graded = [t.get("status") for t in trials if t.get("status") != "infra_error"]
-        if isinstance(task, str):
-            figures.task_status[task] = ("infra_error" if not graded else
-                                         "pass" if all(s == "pass" for s in graded) else
-                                         "fail" if all(s != "pass" for s in graded) else "flaky")
     return figures
 
 
@@ -513,10 +506,9 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
     except MeridianError as exc:
         notes.append(f"evaluation: {exc}")
         return EvaluationHealth(), agents, judges
-    figures: dict[str, _RunFigures] = {}
     for entry in entries:
         data = entry.data
-        run = figures[entry.run_id] = run_figures(ledger, at, data.path)
+        run = run_figures(ledger, at, data.path)
         agents.cost_usd += data.cost_usd
         agents.tokens += run.tokens
         judges.input_tokens += run.judge_in
@@ -548,14 +540,26 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
             base = by_id[cast(str, baseline.run_id)]
             row.baseline, row.baseline_run = baseline.name, base.run_id
             row.baseline_passed, row.baseline_pass_rate = base.data.passed, base.data.pass_rate
-            before = figures[base.run_id].task_status
-            after = figures[latest.run_id].task_status
-            row.regressions = sum(1 for t, s in before.items()
-                                  if s == "pass" and after.get(t) in ("fail", "flaky"))
-            row.fixes = sum(1 for t, s in before.items()
-                            if s in ("fail", "flaky") and after.get(t) == "pass")
+            _compare_with_baseline(ledger, row, notes)
         health.suites.append(row)
     return health, agents, judges
+
+
+def _compare_with_baseline(ledger: Ledger, row: SuiteHealth, notes: list[str]) -> None:
+    """Regressions and fixes as `meridian eval compare LATEST BASELINE` counts them."""
+    from meridian.evals import compare, store
+
+    if row.baseline_run == row.latest_run:
+        row.regressions, row.fixes = 0, 0
+        return
+    try:
+        latest = store.load_run(ledger, row.latest_run)
+        base = store.load_run(ledger, cast(str, row.baseline_run))
+        result = compare.compare(latest, base)
+    except MeridianError as exc:
+        notes.append(f"evaluation: {row.suite}: cannot compare with baseline {row.baseline}: {exc}")
+        return
+    row.regressions, row.fixes = len(result.regressions), len(result.fixed)
 
 
 # --- memory, rules, completion ------------------------------------------------------------
