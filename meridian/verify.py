@@ -25,7 +25,8 @@ from meridian.errors import MeridianError
 from meridian.ledger import Ledger
 
 # Modules that register data models for record kinds (imported when present).
-MODEL_MODULES = ("meridian.memory.schemas", "meridian.evals.store", "meridian.gates.events")
+MODEL_MODULES = ("meridian.memory.schemas", "meridian.evals.store", "meridian.gates.events",
+                 "meridian.features")
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,7 @@ def test_cli_json_records_features_computed(repo_with_commit: Path,
         "working_pct": 60.0, "hardened_pct": 20.0,
         "working_ids": ["login", "export", "billing"], "hardened_ids": ["login"],
     }
+    assert main(["verify"]) == 0  # the event validates against its registered model
 
 
 def test_cli_table_without_a_state_branch(repo_with_commit: Path,
