@@ -22,7 +22,7 @@ from typing import Any
 from meridian import records
 from meridian.ledger import EVENTS, Ledger
 from meridian.memory import store
-from meridian.memory.schemas import KINDS, RATIO_DIGITS
+from meridian.memory.schemas import KINDS, significant
 from meridian.records import Record
 
 DEFAULT_WINDOW = 10
@@ -86,7 +86,7 @@ def effective_corrections(ledger: Ledger, gate: str | None = None) -> list[Corre
             if data.get(key) is not None:
                 setattr(target, key, data[key])
         if target.predicted_hours and target.actual_hours:
-            target.ratio = round(target.actual_hours / target.predicted_hours, RATIO_DIGITS)
+            target.ratio = significant(target.actual_hours / target.predicted_hours)
         target.amended_by.append(record.id)
     return list(originals.values())
 
@@ -96,7 +96,7 @@ def multiplier(corrections: list[Correction], last: int = DEFAULT_WINDOW) -> tup
     ratios = [c.ratio for c in corrections if c.ratio is not None][-last:] if last > 0 else []
     if not ratios:
         return None, 0
-    return round(statistics.median(ratios), RATIO_DIGITS), len(ratios)
+    return significant(statistics.median(ratios)), len(ratios)
 
 
 def gate_estimates(root: Path | None) -> dict[str, float]:

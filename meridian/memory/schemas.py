@@ -29,7 +29,7 @@ from meridian.yamlio import dotted
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # Ratios are stored rounded; a ratio given by a writer may be rounded to 2 decimals.
-RATIO_DIGITS = 4
+RATIO_DIGITS = 4  # significant digits: a gate done in seconds is not ratio 0
 RATIO_TOLERANCE = 0.005
 
 
@@ -175,7 +175,7 @@ class CorrectionMemory(_Memory):
                 f"must equal actual_hours / predicted_hours = {actual:g} / {predicted:g} "
                 f"= {exact:.4g}, got {value:g}"
             )
-        return round(exact, RATIO_DIGITS)
+        return significant(exact)
 
     @model_validator(mode="after")
     def _amendment_adds_something(self) -> CorrectionMemory:
@@ -185,6 +185,10 @@ class CorrectionMemory(_Memory):
         ):
             raise ValueError("an amendment must add root_cause, next_action or hours")
         return self
+
+
+def significant(value: float) -> float:
+    return float(f"{value:.{RATIO_DIGITS}g}")
 
 
 @records.register("pattern.validated")
