@@ -18,9 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from meridian.config import EvaluatorSettings
 from meridian.errors import ConfigError
 from meridian.evaluators._base import Assessment, Evaluator, EvaluatorUnavailable
 from meridian.evaluators.heuristic import (
@@ -40,6 +39,9 @@ from meridian.evaluators.models import (
     Verdict,
     decide,
 )
+
+if TYPE_CHECKING:  # annotations only: importing config's models costs the pre-commit hook
+    from meridian.config import EvaluatorSettings
 
 __all__ = [
     "CHECK_IDS",
