@@ -17,8 +17,8 @@ key sorted at every depth, tasks in suite order and trials in epoch order, so th
 block (and the summary).
 
 Wall-clock fields (``run_id``, ``created_at``, ``duration_s``, ``git``, ``merged_from``,
-step and trajectory latencies, the p95 latency) differ between two runs that produced
-identical results. The run committed to the state branch keeps them; the *portable*
+step and trajectory latencies, the p95 latency, and the measured figure in a
+``latency_budget`` score) differ between two runs that produced identical results. The run committed to the state branch keeps them; the *portable*
 form written into the working tree (``eval run --save``, ``eval export``) drops them
 and says so with ``"timings": false``. So re-running an unchanged agent rewrites a
 byte-identical file, and a pull request that changes the agent shows only the tasks
@@ -46,6 +46,9 @@ _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 # Keys dropped from trajectories and steps in the portable form (wall-clock noise).
 _TIMING_KEYS = ("latency_s", "started_at")
+# Graders that judge wall-clock time: in the portable form their scores keep pass/fail
+# but not the measured figure (detail "0.004s of 2.000s budget", value budget/spent).
+WALL_CLOCK_GRADERS = frozenset({"latency_budget"})
 
 
 class RunFileError(MeridianError):
@@ -199,11 +202,24 @@ class Run(BaseModel):
 
     def portable(self) -> Run:
         """This run without wall-clock and identity fields (see the module docstring)."""
+        results = [entry.model_copy(update={"trials": [_without_clock(t) for t in entry.trials]})
+                   for entry in self.results]
         return self.model_copy(update={
             "run_id": None, "created_at": None, "duration_s": None, "git": None,
-            "merged_from": [], "timings": False,
-            "summary": summarize(self.results, self.settings.epochs, timings=False),
+            "merged_from": [], "timings": False, "results": results,
+            "summary": summarize(results, self.settings.epochs, timings=False),
         })
+
+
+def _without_clock(trial: TaskResult) -> TaskResult:
+    if not any(score.name in WALL_CLOCK_GRADERS for score in trial.scores):
+        return trial
+    scores = [
+        score.model_copy(update={"value": 1.0 if score.passed else 0.0, "detail": ""})
+        if score.name in WALL_CLOCK_GRADERS else score
+        for score in trial.scores
+    ]
+    return trial.model_copy(update={"scores": scores})
 
 
 # --- summary ------------------------------------------------------------------------

@@ -80,6 +80,16 @@ def test_save_is_byte_identical_for_identical_results(suite: Path, repo_with_com
     assert json.loads(capsys.readouterr().out)["regressions"] == []
 
 
+def test_reference_suite_saves_byte_identical_files(repo_with_commit: Path) -> None:
+    suite = str(ROOT / "suites" / "reference.yaml")
+    for name in ("first", "second"):
+        assert main(["eval", "run", suite, "--agent", "reference-v2", "--offline",
+                     "--save", f"{name}.json"]) == 0
+    first = (repo_with_commit / "first.json").read_bytes()
+    assert first == (repo_with_commit / "second.json").read_bytes()
+    assert b'"name": "latency_budget"' in first  # the suite has a wall-clock grader
+
+
 def test_regression_gate_against_a_baseline(suite: Path, capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_eval(str(suite)) == 0

@@ -173,3 +173,23 @@ def test_summary_figures() -> None:
     assert s.median_steps == 2.0
     assert s.tool_error_rate == pytest.approx(3 / 22, abs=1e-6)  # 12 + 6 + 4 tool steps
     assert [e.status for e in run.results] == ["flaky", "fail", "pass"]
+
+
+def test_portable_form_keeps_only_the_verdict_of_wall_clock_graders() -> None:
+    from meridian.evals.types import Score
+
+    def with_latency_score(run: runfile.Run, detail: str, value: float, passed: bool) -> runfile.Run:
+        entry = run.results[0]
+        score = Score(name="latency_budget", value=value, passed=passed, detail=detail)
+        trial = entry.trials[0].model_copy(update={"scores": [*entry.trials[0].scores, score]})
+        return run.model_copy(update={"results": [entry.model_copy(update={"trials": [trial]})]})
+
+    base = make_run({"a": "pass"})
+    fast = with_latency_score(base, "0.004s of 2.000s budget", 1.0, True)
+    slower = with_latency_score(base, "0.005s of 2.000s budget", 1.0, True)
+    assert runfile.dumps(fast) != runfile.dumps(slower)  # the stored run keeps the figure
+    assert runfile.export_bytes(fast) == runfile.export_bytes(slower)
+    over = with_latency_score(base, "3.000s of 2.000s budget (over)", 2 / 3, False)
+    assert runfile.export_bytes(over) != runfile.export_bytes(fast)  # the verdict stays
+    [_, latency] = json.loads(runfile.export_bytes(over))["results"][0]["trials"][0]["scores"]
+    assert (latency["passed"], latency["value"], latency["detail"]) == (False, 0.0, "")
