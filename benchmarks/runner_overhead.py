@@ -19,12 +19,9 @@ import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from meridian.evals.runner import RunOptions, run_tasks  # noqa: E402
-from meridian.evals.types import GraderSpec, Task, Trajectory  # noqa: E402
+from meridian.evals.runner import RunOptions, run_tasks
+from meridian.evals.types import GraderSpec, Task, Trajectory
 
 SMALL_RUN = 10
 
