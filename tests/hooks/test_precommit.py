@@ -1,0 +1,251 @@
+"""``meridian hook pre-commit`` through real ``git commit`` with the installed stub."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from meridian import gitio
+from meridian.hooks import project as project_facts
+from meridian.ledger import Ledger
+from meridian.verify import cache_path
+from tests.conftest import git
+from tests.hooks.conftest import (
+    CLEAN_MODULE,
+    HOLLOW_TEST,
+    PYTHON,
+    STUB_MODULE,
+    Proc,
+    blocked_events,
+    head,
+    run_git,
+    write,
+)
+
+
+def _commit(root: Path, *paths: str, message: str = "work") -> Proc:
+    for path in paths:
+        git(root, "add", path)
+    return run_git(root, "commit", "-q", "-m", message)
+
+
+def test_a_clean_commit_of_a_gate_file_is_allowed(hooked: Path, cli: Callable[..., Proc]) -> None:
+    assert cli("gate", "start", "schema").code == 0
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)
+    before = head(hooked)
+    result = _commit(hooked, "schema/shapes.py")
+    assert result.code == 0, result
+    assert result.err == ""
+    assert head(hooked) != before
+    assert blocked_events(hooked) == []
+
+
+def test_a_staged_stub_is_refused_with_file_and_line(hooked: Path) -> None:
+    write(hooked, "schema/shapes.py", STUB_MODULE)
+    before = head(hooked)
+    result = _commit(hooked, "schema/shapes.py")
+    assert result.code == 1
+    lines = result.err.splitlines()
+    assert lines[0] == "meridian pre-commit: commit refused (1 problem)"
+    assert lines[1].startswith("- 1 high-severity finding(s) in staged files of gate schema, "
+                               "first schema/shapes.py:2: ")
+    assert lines[2].startswith("    schema/shapes.py:2  [stub_code] ")
+    assert lines[3] == ("  next: fix them and commit again. The checks are rules: rule no-stub-code "
+                        "(heuristic:stub_code); switching one off takes a recorded reason: "
+                        "meridian rules retire ID --reason WHY")
+    assert head(hooked) == before
+    [event] = blocked_events(hooked)
+    assert event.data["source"] == "pre-commit"
+    assert event.data["gate"] == "schema"
+    assert event.data["files"] == ["schema/shapes.py"]
+    assert event.data["rule"] == "hook:staged_heuristics"
+    assert event.data["reason"] == lines[1][2:]
+
+
+def test_a_hollow_test_is_refused(hooked: Path) -> None:
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)
+    write(hooked, "schema/test_shapes.py", HOLLOW_TEST)
+    result = _commit(hooked, "schema/shapes.py", "schema/test_shapes.py")
+    assert result.code == 1
+    assert "    schema/test_shapes.py:4  [hollow_test] " in result.err
+
+
+def test_the_staged_content_is_judged_not_the_work_tree(hooked: Path) -> None:
+    write(hooked, "schema/shapes.py", STUB_MODULE)
+    git(hooked, "add", "schema/shapes.py")
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)  # fixed, but the fix is not staged
+    assert run_git(hooked, "commit", "-q", "-m", "w").code == 1
+    git(hooked, "add", "schema/shapes.py")
+    write(hooked, "schema/shapes.py", STUB_MODULE)  # broken again, not staged
+    assert run_git(hooked, "commit", "-q", "-m", "w").code == 0
+    assert git(hooked, "show", "HEAD:schema/shapes.py") == CLEAN_MODULE
+
+
+def test_partial_and_all_commits_are_judged_by_their_own_index(hooked: Path) -> None:
+    write(hooked, "notes.txt", "one\n")
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)
+    assert _commit(hooked, "notes.txt", "schema/shapes.py").code == 0
+    write(hooked, "schema/shapes.py", STUB_MODULE)
+    git(hooked, "add", "schema/shapes.py")
+    write(hooked, "notes.txt", "two\n")
+    # `git commit PATH` builds the commit from a temporary index (GIT_INDEX_FILE): the
+    # staged stub is not part of it.
+    assert run_git(hooked, "commit", "-q", "-m", "notes only", "notes.txt").code == 0
+    git(hooked, "restore", "--staged", "schema/shapes.py")
+    # `git commit -a` takes the modified work-tree file, stub included.
+    result = run_git(hooked, "commit", "-q", "-a", "-m", "everything")
+    assert result.code == 1 and "schema/shapes.py:2  [stub_code]" in result.err
+
+
+def test_a_locked_gate_file_is_refused_naming_the_gate_and_its_needs(hooked: Path) -> None:
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    result = _commit(hooked, "api/app.py")
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "meridian pre-commit: commit refused (1 problem)",
+        "- 1 staged file(s) belong to gate api, which is locked: its needs have not passed: "
+        "schema (open)",
+        "    api/app.py",
+        "  next: start schema first: meridian gate start schema, or leave these files out of "
+        "the commit: git restore --staged -- api/app.py",
+    ]
+    [event] = blocked_events(hooked, "pre-commit")
+    assert (event.data["gate"], event.data["files"], event.data["rule"]) == (
+        "api", ["api/app.py"], "hook:locked_gate_artifacts")
+
+
+def test_a_locked_gate_opens_when_its_need_passes(hooked: Path, cli: Callable[..., Proc]) -> None:
+    cli("gate", "start", "schema")
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)
+    assert _commit(hooked, "schema/shapes.py").code == 0
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    git(hooked, "add", "api/app.py")
+    refused = run_git(hooked, "commit", "-q", "-m", "api")
+    assert "its needs have not passed: schema (in_progress)" in refused.err
+    assert "next: finish schema first: meridian gate submit schema" in refused.err
+    assert cli("gate", "submit", "schema").code == 0
+    assert run_git(hooked, "commit", "-q", "-m", "api").code == 0
+
+
+def test_retiring_a_rule_switches_its_check_off(hooked: Path, cli: Callable[..., Proc]) -> None:
+    write(hooked, "schema/shapes.py", STUB_MODULE)
+    write(hooked, "schema/test_shapes.py", HOLLOW_TEST)
+    git(hooked, "add", "schema")
+    assert cli("rules", "retire", "no-stub-code", "--reason", "abstract bases everywhere").code == 0
+    result = run_git(hooked, "commit", "-q", "-m", "w")
+    assert result.code == 1  # the hollow test is still refused
+    assert "[hollow_test]" in result.err and "[stub_code]" not in result.err
+    assert cli("rules", "retire", "staged-files-checked", "--reason", "too slow here").code == 0
+    assert run_git(hooked, "commit", "-q", "-m", "w").code == 0
+
+
+def test_retiring_the_locked_gate_rule_lets_the_file_through(hooked: Path,
+                                                              cli: Callable[..., Proc]) -> None:
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    git(hooked, "add", "api/app.py")
+    assert run_git(hooked, "commit", "-q", "-m", "api").code == 1
+    cli("rules", "retire", "locked-gates-stay-untouched", "--reason", "graph being restructured")
+    assert run_git(hooked, "commit", "-q", "-m", "api").code == 0
+
+
+def test_an_invalid_gate_graph_refuses_naming_file_and_line(hooked: Path) -> None:
+    write(hooked, ".meridian/gates.yaml", "version: 1\ngates:\n  - id: a\n    needs: [nope]\n")
+    write(hooked, "notes.txt", "x\n")
+    result = _commit(hooked, "notes.txt")
+    assert result.code == 1
+    warning, title, reason, next_step = result.err.splitlines()
+    assert warning == ("meridian pre-commit: warning: refusal not recorded: the configuration "
+                       "names no state branch")
+    assert title == "meridian pre-commit: commit refused (1 problem)"
+    # The location comes from the gate graph loader (`meridian status` prints the same).
+    assert reason.startswith("- invalid Meridian configuration: .meridian/gates.yaml:4: gates")
+    assert reason.endswith("needs[0]: unknown gate 'nope' (gates: a)") \
+        or reason.endswith("needs.0: unknown gate 'nope' (gates: a)")
+    assert next_step == ("  next: fix that file and commit again (`meridian status` reads it the "
+                         "same way)")
+
+
+def _tamper(root: Path) -> None:
+    """Rewrite the first event on the state branch, as a hand edit would."""
+    ledger = Ledger.open(root)
+    path = ledger.shards("events")[0]
+    data = ledger.read(path)
+    assert data is not None
+    changed = data.replace(b'"branch":"meridian/state"', b'"branch":"meridian/other"', 1)
+    assert changed != data
+    tip = ledger.tip()
+    assert tip is not None
+    tree = gitio.update_tree(ledger.repo, ledger.tree(), {path: gitio.write_blob(ledger.repo, changed)})
+    gitio.create_commit(ledger.repo, ledger.refname, tree, [tip], "hand edit\n", expected=tip)
+
+
+def test_a_tampered_state_branch_refuses_the_commit(hooked: Path) -> None:
+    write(hooked, "notes.txt", "x\n")
+    assert _commit(hooked, "notes.txt").code == 0  # verifies and caches the tip
+    ledger = Ledger.open(hooked)
+    assert cache_path(ledger).read_text().strip() == str(ledger.tip())
+    _tamper(hooked)
+    write(hooked, "notes.txt", "y\n")
+    result = _commit(hooked, "notes.txt")
+    assert result.code == 1
+    reason = result.err.splitlines()[1]
+    assert reason.startswith("- the state branch meridian/state is not intact: commit ")
+    assert "changed after it was written" in reason
+
+
+def test_the_verified_commit_cache_is_the_verifier_s(project: Path) -> None:
+    ledger = Ledger.open(project)
+    assert project_facts.verified_cache_path(ledger.repo, ledger.branch) == cache_path(ledger)
+
+
+def test_without_a_state_branch_locked_gates_are_not_guessed(hooked: Path) -> None:
+    git(hooked, "branch", "-q", "-D", "meridian/state")
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    result = _commit(hooked, "api/app.py")
+    assert result.code == 0
+    assert result.err == (
+        "meridian pre-commit: warning: no state branch meridian/state here, so gate states are "
+        "unknown and locked gates were not checked; run `meridian init` (it adopts the "
+        "remote's branch)\n")
+
+
+HOT_PATH_PROBE = """\
+import sys
+from meridian.cli import main
+code = main(["hook", "pre-commit"])
+heavy = {"pydantic", "anthropic", "rich", "jsonschema", "yaml", "httpx"}
+print(code, sorted({m.split(".")[0] for m in sys.modules} & heavy),
+      sorted(m for m in ("meridian.ledger", "meridian.verify", "meridian.records") if m in sys.modules))
+"""
+
+
+def _probe(root: Path) -> str:
+    proc = subprocess.run([PYTHON, "-c", HOT_PATH_PROBE], cwd=root, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_the_hot_path_imports_no_heavy_module(hooked: Path, cli: Callable[..., Proc]) -> None:
+    cli("gate", "start", "schema")
+    write(hooked, "schema/shapes.py", CLEAN_MODULE)
+    assert _commit(hooked, "schema/shapes.py").code == 0  # warms the caches
+    write(hooked, "notes.txt", "x\n")
+    git(hooked, "add", "notes.txt")
+    # Warm caches and no gate file staged: no validation, no ledger read, no pydantic.
+    assert _probe(hooked) == "0 [] []"
+    write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 1.0\n")
+    git(hooked, "add", "schema/shapes.py")
+    # A gate file staged: the heuristic scan's issue model needs pydantic, nothing else.
+    assert _probe(hooked) == "0 ['pydantic'] []"
+
+
+def test_no_cache_recomputes_everything(hooked: Path, cli: Callable[..., Proc]) -> None:
+    write(hooked, "notes.txt", "x\n")
+    git(hooked, "add", "notes.txt")
+    assert cli("hook", "pre-commit").code == 0
+    (gitio.meridian_dir(gitio.open_repo(hooked)) / "hook-project.json").write_text("{broken")
+    assert cli("hook", "pre-commit", "--no-cache").code == 0
+    repo = gitio.open_repo(hooked)
+    assert project_facts.load_facts(repo, hooked).source == "cache"
