@@ -435,23 +435,25 @@ def _verdict_scores(ledger: Ledger, at: Any, path: str) -> dict[str, Any] | None
 
 def calibration_health(ledger: Ledger) -> CalibrationHealth:
     from meridian.memory import calibration
+    from meridian.memory.schemas import significant
 
-    corrections = calibration.effective_corrections(ledger)
+    corrections = sorted(calibration.effective_corrections(ledger), key=lambda c: c.ts)
     window = calibration.DEFAULT_WINDOW
     factor, sample = calibration.multiplier(corrections, window)
     points = []
     ratios: list[float] = []
-    for correction in sorted(corrections, key=lambda c: c.ts):
+    for correction in corrections:
         if correction.ratio is not None:
             ratios.append(correction.ratio)
+        # The multiplier as `meridian calibration` would have printed it at this point.
         points.append(CorrectionPoint(
             ts=correction.ts, gate=correction.gate, predicted_hours=correction.predicted_hours,
             actual_hours=correction.actual_hours, ratio=correction.ratio,
-            multiplier=round(statistics.median(ratios[-window:]), 4) if ratios else None,
+            multiplier=significant(statistics.median(ratios[-window:])) if ratios else None,
         ))
     return CalibrationHealth(
         corrections=points, multiplier=factor, window=window, sample=sample,
-        median_ratio=round(statistics.median(ratios), 4) if ratios else None,
+        median_ratio=significant(statistics.median(ratios)) if ratios else None,
     )
 
 

@@ -21,7 +21,10 @@ def percent(rate: float | None) -> str:
 
 
 def number(value: float | None, digits: int = 2) -> str:
-    return NONE if value is None else f"{value:.{digits}f}"
+    if value is None:
+        return NONE
+    # A tiny non-zero value (minutes of a gate as hours, a ratio) must not read as 0.00.
+    return f"{value:.1e}" if 0 < abs(value) < 0.5 * 10 ** -digits else f"{value:.{digits}f}"
 
 
 def dollars(value: float) -> str:

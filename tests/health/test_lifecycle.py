@@ -1,0 +1,59 @@
+"""Health reads what the real gate lifecycle writes (offline heuristic evaluator)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from meridian.cli import main
+
+GATES = """\
+version: 1
+gates:
+  - id: core
+    artifacts: ["src/core.py"]
+    estimate_hours: 1
+  - id: more
+    needs: [core]
+    artifacts: ["src/more.py"]
+"""
+
+
+def test_health_after_real_gate_cycles(repo_with_commit: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = repo_with_commit
+    assert main(["init", "--no-hooks"]) == 0
+    (root / ".meridian" / "gates.yaml").write_text(GATES)
+    (root / "src").mkdir()
+    (root / "src" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "src" / "more.py").write_text("def mul(a, b):\n    pass\n")  # a stub: fails
+
+    assert main(["gate", "start", "core"]) == 0
+    assert main(["gate", "submit", "core", "--self-score", "9"]) == 0
+    assert main(["gate", "start", "more"]) == 0
+    assert main(["gate", "submit", "more", "--self-score", "9.5"]) != 0
+    (root / "src" / "more.py").write_text("def mul(a, b):\n    return a * b\n")
+    assert main(["gate", "submit", "more"]) == 0
+    capsys.readouterr()
+
+    assert main(["health", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    gates = report["gates"]
+    assert gates["by_state"] == {"passed": 2}
+    assert (gates["first_try_passed"], gates["with_verdict"], gates["first_try_pass_rate"]) == (1, 2, 0.5)
+    assert (gates["failed_verdicts"], gates["verdicts"]) == (1, 3)
+    assert gates["intervals"] == 2
+    evaluator = report["evaluator"]
+    assert evaluator["verdicts_read"] == 3  # every verdict document was read for its scores
+    assert {name: d["count"] for name, d in evaluator["dimensions"].items()} == {
+        "completeness": 3, "correctness": 3, "robustness": 3, "spec_adherence": 3}
+    # self-scores 9 (core) and 9.5 (more, first try); the resubmission gave none
+    gaps = [(g["gate"], g["self_score"], round(g["self_score"] - g["overall"], 4), g["gap"])
+            for g in evaluator["gaps"]]
+    assert [gate for gate, *_ in gaps] == ["core", "more"]
+    assert all(expected == gap for _, _, expected, gap in gaps)
+    assert [c["gate"] for c in report["calibration"]["corrections"]] == ["core", "more"]
+    assert report["cost"]["by_source"]["evaluator"]["cost_usd"] == 0.0  # heuristic: free
+    assert report["memory"]["invalid"] == 0
