@@ -110,6 +110,8 @@ def scan_events(ledger: Ledger, at: Any) -> EventScan:
                 kind = item["kind"]
                 ts = item["ts"]
                 data = item["data"]
+                if kind.__class__ is not str or data.__class__ is not dict or not _is_ts(ts):
+                    raise TypeError
             except (TypeError, KeyError):
                 scan.corrupt.append(f"{path}:{number}")
                 continue
@@ -126,6 +128,11 @@ def scan_events(ledger: Ledger, at: Any) -> EventScan:
 
 
 # --- small helpers --------------------------------------------------------------------
+
+
+def _is_ts(value: Any) -> bool:
+    """A record timestamp as the ledger writes it (2026-11-30T10:00:00.000000Z), cheaply."""
+    return value.__class__ is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T"
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -146,13 +153,20 @@ def iso_week(ts: str) -> str:
     day = ts[:10]
     week = _WEEKS.get(day)
     if week is None:
-        year, number, _ = date.fromisoformat(day).isocalendar()
-        week = _WEEKS[day] = f"{year}-W{number:02d}"
+        try:
+            year, number, _ = date.fromisoformat(day).isocalendar()
+            week = f"{year}-W{number:02d}"
+        except ValueError:
+            week = "unknown"
+        _WEEKS[day] = week
     return week
 
 
-def _hours_between(start: str, end: str) -> float:
-    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 3600
+def _hours_between(start: str, end: str) -> float | None:
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 3600
+    except ValueError:
+        return None  # a hand-edited timestamp; `meridian verify` reports the record
 
 
 def distribution(values: list[float]) -> Distribution:
@@ -281,7 +295,7 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
                 gap_rows.append((ts, gate, self_score, overall))
             if passed and gate in started:
                 hours = _hours_between(started.pop(gate), ts)
-                if hours >= 0:
+                if hours is not None and hours >= 0:
                     intervals.append(hours)
                     tally.hours = (tally.hours or 0.0) + hours
             scores = data.get("scores")

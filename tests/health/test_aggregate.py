@@ -143,24 +143,27 @@ def test_graph_gives_locked_open_and_awaiting_approval(crafted: Crafted) -> None
                                      "passed": 1, "submitted": 1}
 
 
-def test_corrupt_event_line_is_skipped_and_noted(crafted: Crafted) -> None:
+def test_corrupt_event_lines_are_skipped_and_noted(crafted: Crafted) -> None:
     ledger = crafted.ledger
     shard = ledger.shards(EVENTS)[-1]
     blob = ledger.read(shard) or b""
     # Write a bad line the way a hand edit would (bypassing the ledger's append).
     from meridian import gitio
 
+    hand_edits = (b"{not json\n"
+                  b'{"id":"0","ts":"yesterday","kind":"gate.passed","writer":"w","data":{}}\n'
+                  b'{"id":"0","ts":"2026-11-20T00:00:00Z","kind":"gate.failed","writer":"w","data":7}\n')
     tree = gitio.update_tree(ledger.repo, ledger.tree(), {shard: gitio.write_blob(
-        ledger.repo, blob + b"{not json\n")})
+        ledger.repo, blob + hand_edits)})
     tip = ledger.tip()
     assert tip is not None
     gitio.create_commit(ledger.repo, ledger.refname, tree, [tip], "hand edit\n", expected=tip)
     scan = scan_events(ledger, ledger.tip())
-    assert len(scan.corrupt) == 1
+    assert len(scan.corrupt) == 3
     bad_line = len(blob.splitlines()) + 1
     report = build_report(ledger, crafted.root, today=TODAY)
     assert report.gates.verdicts == 4
-    assert report.notes == [(f"1 event line(s) could not be read (first: {ledger.branch}:"
+    assert report.notes == [(f"3 event line(s) could not be read (first: {ledger.branch}:"
                              f"{shard}:{bad_line}); run `meridian verify`")]
 
 
@@ -206,3 +209,15 @@ def test_duplicate_corrections_are_stored_once(crafted: Crafted) -> None:
     assert not added.stored
     report = build_report(crafted.ledger, crafted.root, today=TODAY)
     assert report.memory.records["corrections"] == 3
+
+
+def test_malformed_project_files_become_notes(crafted: Crafted) -> None:
+    (crafted.root / ".meridian" / "rules.yaml").write_text("version: 1\nrules: [{id: x}]\n")
+    (crafted.root / ".meridian" / "gates.yaml").write_text("version: 1\ngates: {}\n")
+    report = build_report(crafted.ledger, crafted.root, today=TODAY)
+    assert [note.split(":")[0] for note in report.notes] == ["rules", "gates"]
+    assert report.notes[0].startswith("rules: .meridian/rules.yaml:2: rules[0]")
+    assert report.notes[1].startswith("gates: states from events only: .meridian/gates.yaml:2: ")
+    # everything else is still computed, gate states from the events alone
+    assert report.gates.by_state == {"failed": 1, "in_progress": 1, "passed": 2}
+    assert report.rules.total == 0
