@@ -244,22 +244,37 @@ class FeaturesComputed(_Strict):
     hardened_ids: list[str] = Field(default_factory=list)
 
 
-def _matcher(test_id: str) -> Any:
-    if _GLOB_CHARS.search(test_id):
-        return lambda alias: fnmatch.fnmatchcase(alias, test_id)
-    if "[" in test_id:
-        return lambda alias: alias == test_id
-    return lambda alias: alias == test_id or _PARAMS.sub("", alias) == test_id
+class _CaseIndex:
+    """Test cases by every id they answer to, so a listed id is a lookup, not a scan."""
+
+    def __init__(self, cases: list[TestCase]) -> None:
+        self.cases = cases
+        self.by_alias: dict[str, list[int]] = {}
+        self.by_unparametrised: dict[str, list[int]] = {}
+        for index, case in enumerate(cases):
+            for alias in case.aliases:
+                self.by_alias.setdefault(alias, []).append(index)
+                bare = _PARAMS.sub("", alias)
+                if bare != alias:
+                    self.by_unparametrised.setdefault(bare, []).append(index)
+
+    def find(self, test_id: str) -> list[TestCase]:
+        if _GLOB_CHARS.search(test_id):
+            pattern = re.compile(fnmatch.translate(test_id))
+            found = {i for alias, ids in self.by_alias.items() if pattern.match(alias) for i in ids}
+        else:
+            found = set(self.by_alias.get(test_id, ()))
+            if "[" not in test_id:
+                found.update(self.by_unparametrised.get(test_id, ()))
+        return [self.cases[i] for i in sorted(found)]
 
 
-def _match(test_id: str, stage: Stage, cases: Iterable[TestCase]) -> TestResult:
-    matches = _matcher(test_id)
+def _match(test_id: str, stage: Stage, index: _CaseIndex) -> TestResult:
     by_id: dict[str, Outcome] = {}
-    for case in cases:
-        if any(matches(alias) for alias in case.aliases):
-            previous = by_id.get(case.id)
-            if previous is None or _OUTCOME_RANK[case.outcome] > _OUTCOME_RANK[previous]:
-                by_id[case.id] = case.outcome
+    for case in index.find(test_id):
+        previous = by_id.get(case.id)
+        if previous is None or _OUTCOME_RANK[case.outcome] > _OUTCOME_RANK[previous]:
+            by_id[case.id] = case.outcome
     return TestResult(
         stage=stage, test=test_id, matched=len(by_id),
         passed=sum(1 for outcome in by_id.values() if outcome == "passed"),
@@ -280,9 +295,9 @@ def _problems(stage: Stage, results: list[TestResult]) -> list[str]:
     return lines
 
 
-def feature_status(feature: Feature, cases: list[TestCase]) -> FeatureStatus:
+def feature_status(feature: Feature, index: _CaseIndex) -> FeatureStatus:
     by_stage: dict[str, list[TestResult]] = {
-        stage: [_match(test_id, stage, cases) for test_id in getattr(feature.tests, stage)]  # type: ignore[arg-type]
+        stage: [_match(test_id, stage, index) for test_id in getattr(feature.tests, stage)]  # type: ignore[arg-type]
         for stage in STAGES
     }
 
@@ -306,7 +321,8 @@ def compute(features_path: Path | str, junit_path: Path | str) -> CompletionRepo
     """Working and hardened status of every feature, from a JUnit XML report."""
     features = load_features(Path(features_path))
     cases = parse_junit(Path(junit_path))
-    statuses = [feature_status(feature, cases) for feature in features]
+    index = _CaseIndex(cases)
+    statuses = [feature_status(feature, index) for feature in features]
     working = sum(1 for s in statuses if s.working)
     hardened = sum(1 for s in statuses if s.hardened)
     return CompletionReport(
