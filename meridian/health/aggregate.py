@@ -80,23 +80,29 @@ class EventScan:
     duplicates_prevented: int = 0
 
 
+BLANK = object()  # an empty line in a shard: not a record, not corrupt either
+
+
 def shard_records(ledger: Ledger, stream: str, at: Any) -> Iterator[tuple[str, list[Any]]]:
-    """(shard path, parsed lines) for each shard; a bad line becomes None."""
+    """(shard path, one item per line) for each shard: the parsed JSON, None for a line
+    that does not parse, BLANK for an empty one (so positions are line numbers - 1)."""
     for path in ledger.shards(stream, at=at):
         blob = ledger.read(path, at=at)
         if not blob:
             continue
-        text = blob.decode("utf-8", errors="replace").strip()
+        body = blob.decode("utf-8", errors="replace").rstrip("\n")
         try:
             # One parse per shard: lines never hold a raw newline (JSON escapes it).
-            yield path, json.loads("[" + text.replace("\n", ",") + "]")
+            yield path, json.loads("[" + body.replace("\n", ",") + "]")
         except ValueError:
-            yield path, [_parse_line(line) for line in text.split("\n")]
+            yield path, [_parse_line(line) for line in body.split("\n")]
 
 
 def _parse_line(line: str) -> Any:
+    if not line.strip():
+        return BLANK
     try:
-        return json.loads(line) if line.strip() else None
+        return json.loads(line)
     except ValueError:
         return None
 
@@ -106,6 +112,8 @@ def scan_events(ledger: Ledger, at: Any) -> EventScan:
     gate_events = scan.gate_events
     for path, items in shard_records(ledger, EVENTS, at):
         for number, item in enumerate(items, start=1):
+            if item is BLANK:
+                continue
             try:
                 kind = item["kind"]
                 ts = item["ts"]
@@ -587,7 +595,8 @@ def memory_health(ledger: Ledger, at: Any, scan: EventScan) -> MemoryHealth:
 
     counts = {}
     for label, spec in KINDS.items():
-        counts[label] = sum(len(items) for _, items in shard_records(ledger, spec.stream, at))
+        counts[label] = sum(sum(1 for item in items if item is not BLANK)
+                            for _, items in shard_records(ledger, spec.stream, at))
     problems = check_memory(ledger)
     return MemoryHealth(records=counts, invalid=len(problems),
                         problems=problems[:MAX_MEMORY_PROBLEMS],

@@ -150,7 +150,7 @@ def test_corrupt_event_lines_are_skipped_and_noted(crafted: Crafted) -> None:
     # Write a bad line the way a hand edit would (bypassing the ledger's append).
     from meridian import gitio
 
-    hand_edits = (b"{not json\n"
+    hand_edits = (b"\n{not json\n"
                   b'{"id":"0","ts":"yesterday","kind":"gate.passed","writer":"w","data":{}}\n'
                   b'{"id":"0","ts":"2026-11-20T00:00:00Z","kind":"gate.failed","writer":"w","data":7}\n')
     tree = gitio.update_tree(ledger.repo, ledger.tree(), {shard: gitio.write_blob(
@@ -160,7 +160,7 @@ def test_corrupt_event_lines_are_skipped_and_noted(crafted: Crafted) -> None:
     gitio.create_commit(ledger.repo, ledger.refname, tree, [tip], "hand edit\n", expected=tip)
     scan = scan_events(ledger, ledger.tip())
     assert len(scan.corrupt) == 3
-    bad_line = len(blob.splitlines()) + 1
+    bad_line = len(blob.splitlines()) + 2  # after the blank line, which is not an error
     report = build_report(ledger, crafted.root, today=TODAY)
     assert report.gates.verdicts == 4
     assert report.notes == [(f"3 event line(s) could not be read (first: {ledger.branch}:"
