@@ -1,0 +1,319 @@
+"""Claude Code hooks: payloads in the documented shapes, piped through the exact command
+``meridian init --claude`` wrote into ``.claude/settings.json``, run by a shell."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meridian.ledger import Ledger
+from tests.conftest import git
+from tests.hooks.conftest import CLEAN_MODULE, STUB_MODULE, Proc, blocked_events, write
+
+
+@pytest.fixture
+def claude_project(project: Path, cli: Callable[..., Proc]) -> Path:
+    assert cli("init", "--no-hooks", "--claude").code == 0
+    return project
+
+
+def _command(root: Path, event: str) -> str:
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    [command] = [hook["command"] for entry in settings["hooks"][event] for hook in entry["hooks"]
+                 if "meridian hook claude" in hook["command"]]
+    return command
+
+
+def claude(root: Path, event: str, payload: dict[str, Any] | str, *,
+           cwd: Path | None = None) -> Proc:
+    """Run the hook as Claude Code does: the settings' command string through a shell."""
+    if isinstance(payload, dict):
+        payload = json.dumps({"session_id": "sess-1", "transcript_path": "/dev/null",
+                              "cwd": str(cwd or root), "hook_event_name": event,
+                              "permission_mode": "default", **payload})
+    proc = subprocess.run(_command(root, event), shell=True, input=payload, cwd=cwd or root,
+                          capture_output=True, text=True)
+    return Proc(proc)
+
+
+def _decision(result: Proc) -> dict[str, Any]:
+    assert result.code == 0 and result.err == "", result
+    return json.loads(result.out)
+
+
+def _write_payload(root: Path, path: str, tool: str = "Write") -> dict[str, Any]:
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    return {"tool_name": tool, "tool_use_id": "toolu_01", "tool_input": {key: str(root / path),
+                                                                          "content": "x = 1\n"}}
+
+
+def _fail_schema(root: Path, cli: Callable[..., Proc]) -> None:
+    cli("gate", "start", "schema")
+    write(root, "schema/shapes.py", STUB_MODULE)
+    assert cli("gate", "submit", "schema").code == 2  # the heuristic finds the stub
+
+
+# --- settings.json ------------------------------------------------------------------------
+
+
+def test_init_claude_merges_without_clobbering_and_is_idempotent(project: Path,
+                                                                 cli: Callable[..., Proc]) -> None:
+    user = {
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "./scripts/guard.sh"}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]},
+    }
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(user))
+    result = cli("init", "--no-hooks", "--claude")
+    assert ("created .claude/settings.json (merged into: SessionStart: added, PreToolUse: added, "
+            "Stop: added, SubagentStop: added)") in result.out.splitlines()
+    merged = json.loads(settings.read_text())
+    assert merged["permissions"] == user["permissions"]
+    assert merged["hooks"]["Notification"] == user["hooks"]["Notification"]
+    assert merged["hooks"]["PreToolUse"][0] == user["hooks"]["PreToolUse"][0]
+    assert merged["hooks"]["PreToolUse"][1]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
+    for event in ("SessionStart", "PreToolUse", "Stop", "SubagentStop"):
+        assert _command(project, event).endswith(f" -m meridian hook claude {event}")
+    text = settings.read_text()
+    again = cli("init", "--no-hooks", "--claude")
+    assert "  kept .claude/settings.json (Meridian's Claude Code hooks already present)" in \
+        again.out.splitlines()
+    assert settings.read_text() == text
+
+
+def test_a_moved_interpreter_is_updated_in_place(claude_project: Path,
+                                                 cli: Callable[..., Proc]) -> None:
+    settings = claude_project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["Stop"][0]["hooks"][0]["command"] = "/old/python -m meridian hook claude Stop"
+    settings.write_text(json.dumps(data))
+    result = cli("init", "--no-hooks", "--claude")
+    assert "created .claude/settings.json (merged into: Stop: updated)" in result.out.splitlines()
+    stop_entries = json.loads(settings.read_text())["hooks"]["Stop"]
+    assert len(stop_entries) == 1 and "/old/python" not in stop_entries[0]["hooks"][0]["command"]
+
+
+def test_malformed_settings_are_reported_not_overwritten(project: Path,
+                                                         cli: Callable[..., Proc]) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "hooks": {,\n}\n')
+    result = cli("init", "--no-hooks", "--claude")
+    assert result.code == 2
+    assert result.err == (f"meridian: {settings}:2: invalid JSON (Expecting property name "
+                          "enclosed in double quotes); fix it and run `meridian init --claude` "
+                          "again\n")
+    assert settings.read_text() == '{\n  "hooks": {,\n}\n'
+
+
+# --- PreToolUse ---------------------------------------------------------------------------
+
+
+def test_a_write_to_a_locked_gate_is_denied_with_the_reason(claude_project: Path) -> None:
+    decision = _decision(claude(claude_project, "PreToolUse",
+                                _write_payload(claude_project, "api/app.py")))
+    reason = ("Meridian: api/app.py belongs to gate api, which is locked: its needs have not "
+              "passed: schema (open). Do not write it now, nor by another route; start schema "
+              "first: meridian gate start schema.")
+    assert decision == {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                               "permissionDecision": "deny",
+                                               "permissionDecisionReason": reason}}
+    [event] = blocked_events(claude_project, "claude")
+    assert event.data == {"gate": "api", "source": "claude", "reason": reason,
+                          "files": ["api/app.py"], "event": "PreToolUse", "session": "sess-1",
+                          "tool": "Write"}
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit", "NotebookEdit"])
+def test_every_file_tool_is_checked(claude_project: Path, tool: str) -> None:
+    decision = _decision(claude(claude_project, "PreToolUse",
+                                _write_payload(claude_project, "api/app.py", tool)))
+    assert decision["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_writes_outside_locked_gates_are_allowed_silently(claude_project: Path,
+                                                          cli: Callable[..., Proc]) -> None:
+    for path in ("schema/shapes.py", "README.md", "../elsewhere.txt"):
+        result = claude(claude_project, "PreToolUse", _write_payload(claude_project, path))
+        assert (result.code, result.out, result.err) == (0, "", "")
+    cli("rules", "retire", "locked-gates-stay-untouched", "--reason", "restructuring")
+    result = claude(claude_project, "PreToolUse", _write_payload(claude_project, "api/app.py"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+@pytest.mark.parametrize("command", [
+    "cat > api/app.py <<'EOF'\nprint('hi')\nEOF",
+    "echo 'x = 1' >> app.py",
+    "sed -i 's/a/b/' app.py",
+    "cp ../schema/shapes.py .",
+    "touch notes.md && ls",
+    "python gen.py | tee app.py > /dev/null",
+])
+def test_bash_commands_that_write_a_locked_gate_file_are_denied(claude_project: Path,
+                                                                command: str) -> None:
+    (claude_project / "api").mkdir()
+    cwd = claude_project / "api" if not command.startswith("cat") else claude_project
+    decision = _decision(claude(claude_project, "PreToolUse",
+                                {"tool_name": "Bash", "tool_input": {"command": command}}, cwd=cwd))
+    assert decision["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "belongs to gate api, which is locked" in \
+        decision["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("command", ["ls api", "cat api/app.py", "echo hi > /dev/null",
+                                     "python -c 'open(\"api/x\", \"w\")'", "echo $X > api/$F"])
+def test_bash_commands_that_cannot_be_told_to_write_are_allowed(claude_project: Path,
+                                                                command: str) -> None:
+    result = claude(claude_project, "PreToolUse",
+                    {"tool_name": "Bash", "tool_input": {"command": command}})
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_a_malformed_payload_does_not_brick_the_agent(claude_project: Path) -> None:
+    for event in ("PreToolUse", "Stop", "SessionStart"):
+        result = claude(claude_project, event, "{not json")
+        assert result.code == 1 and result.out == ""
+        assert result.err.startswith(f"meridian: ignoring a Claude Code {event} payload that is "
+                                     "not JSON (")
+        assert result.err.endswith("(not blocking)\n")
+    result = claude(claude_project, "Stop", "[1, 2]")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == ("meridian: ignoring a Claude Code Stop payload that is not a JSON "
+                          "object (not blocking)\n")
+
+
+def test_outside_a_repository_everything_is_allowed(claude_project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "scratch"
+    outside.mkdir()
+    result = claude(claude_project, "PreToolUse", _write_payload(outside, "a.py"), cwd=outside)
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+# --- SessionStart -------------------------------------------------------------------------
+
+
+def test_session_start_injects_the_gate_and_records_the_session(
+        claude_project: Path, cli: Callable[..., Proc]) -> None:
+    _fail_schema(claude_project, cli)
+    assert cli("memory", "add", "semantic", "--json", json.dumps({
+        "text": "Type every schema field before writing the API.", "confidence": 0.8,
+        "source_gates": ["schema"]})).code == 0
+    assert cli("memory", "add", "corrections", "--json", json.dumps({
+        "gate": "schema", "predicted_hours": 2, "actual_hours": 5,
+        "root_cause": "validation rules were discovered late"})).code == 0
+    decision = _decision(claude(claude_project, "SessionStart", {"source": "startup"}))
+    output = decision["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    context = output["additionalContext"].splitlines()
+    assert context[1].startswith("Current gate: schema (failed): overall ")
+    assert "Description: The data schema." in context
+    assert "  Every field is typed and documented." in context
+    assert "Artifacts: schema/**" in context
+    assert any(line.startswith("- high schema/shapes.py:2: ") for line in context)
+    assert "- Type every schema field before writing the API. [confidence 0.8]" in context
+    assert ("- gate schema; predicted 2.0h, took 5.0h (ratio 2.5); root cause: validation rules "
+            "were discovered late") in context
+    assert "When the work is done: meridian gate submit schema" in context
+    episodes = [r.data for r in Ledger.open(claude_project).records("memory/episodic")]
+    assert {"session": "sess-1", "event": "session_started", "gate": "schema",
+            "notes": "Claude Code session (startup)"} in episodes
+
+
+def test_session_start_with_no_gate_in_progress_names_the_next(claude_project: Path) -> None:
+    context = _decision(claude(claude_project, "SessionStart", {"source": "startup"}))
+    assert ("No gate is in progress. Ready to start: schema (meridian gate start schema)."
+            in context["hookSpecificOutput"]["additionalContext"].splitlines())
+
+
+# --- Stop / SubagentStop ------------------------------------------------------------------
+
+
+def test_stop_is_blocked_while_the_failed_verdict_stands(claude_project: Path,
+                                                         cli: Callable[..., Proc]) -> None:
+    _fail_schema(claude_project, cli)
+    decision = _decision(claude(claude_project, "Stop", {"stop_hook_active": False}))
+    assert decision["decision"] == "block"
+    reason = decision["reason"].splitlines()
+    assert reason[0].startswith("Meridian: do not stop yet. Gate schema failed its last verdict")
+    assert reason[1].startswith("- high schema/shapes.py:2: ")
+    assert reason[-1] == ("Fix them, then run `meridian gate submit schema` and continue until it "
+                          "passes (`meridian why schema` shows the whole verdict).")
+    [event] = blocked_events(claude_project, "claude")
+    assert (event.data["gate"], event.data["event"], event.data["attempt"]) == ("schema", "Stop", 1)
+
+    # Fixed but not submitted: still no stop, and the reason says to submit.
+    write(claude_project, "schema/shapes.py", CLEAN_MODULE)
+    decision = _decision(claude(claude_project, "Stop", {"stop_hook_active": True}))
+    assert decision["reason"] == (
+        "Meridian: do not stop yet. You changed gate schema's artifacts since its failed verdict "
+        "(schema/shapes.py) but did not submit them. Run `meridian gate submit schema`; if it "
+        "fails, fix the issues it lists and submit again.")
+
+    # Submitted and passed: the stop goes through.
+    assert cli("gate", "submit", "schema").code == 0
+    result = claude(claude_project, "Stop", {"stop_hook_active": True})
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_stop_with_unsubmitted_work_on_a_gate_in_progress(claude_project: Path,
+                                                          cli: Callable[..., Proc]) -> None:
+    cli("gate", "start", "schema")
+    result = claude(claude_project, "Stop", {"stop_hook_active": False})
+    assert (result.code, result.out, result.err) == (0, "", "")  # nothing done yet
+    write(claude_project, "schema/shapes.py", CLEAN_MODULE)
+    decision = _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": False}))
+    assert decision == {"decision": "block", "reason": (
+        "Meridian: do not stop yet. Gate schema is in progress and its artifacts changed "
+        "(schema/shapes.py) but were never submitted. Run `meridian gate submit schema` so an "
+        "independent evaluator judges them; if it fails, fix what it lists and submit again.")}
+
+
+def test_the_retry_cap_releases_a_stuck_agent_and_says_so(claude_project: Path,
+                                                          cli: Callable[..., Proc]) -> None:
+    config = claude_project / ".meridian" / "config.yaml"
+    config.write_text(config.read_text().replace(
+        "  block_stale_on_push: true\n", "  block_stale_on_push: true\n  claude_stop_retry_cap: 2\n"))
+    _fail_schema(claude_project, cli)
+    first = _decision(claude(claude_project, "Stop", {"stop_hook_active": False}))
+    second = _decision(claude(claude_project, "Stop", {"stop_hook_active": True}))
+    assert first["decision"] == second["decision"] == "block"
+    counter = claude_project / ".git" / "meridian" / "claude-stops" / "sess-1"
+    assert counter.read_text() == "2\n"
+    released = _decision(claude(claude_project, "Stop", {"stop_hook_active": True}))
+    assert set(released) == {"systemMessage"}
+    assert released["systemMessage"].startswith(
+        "Meridian: stop allowed after 2 block(s) (hooks.claude_stop_retry_cap = 2) although "
+        "gate schema is unfinished: ")
+    assert not counter.exists()
+    last = blocked_events(claude_project, "claude")[-1]
+    assert last.data["released_by_retry_cap"] is True and last.data["blocks"] == 2
+    # The next turn's stop starts a new chain.
+    assert _decision(claude(claude_project, "Stop", {"stop_hook_active": False}))["decision"] \
+        == "block"
+    # A subagent's stops are counted apart from the main agent's.
+    assert _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": True}))[
+        "decision"] == "block"
+    assert (counter.parent / "sess-1.SubagentStop").read_text() == "1\n"
+
+
+def test_retiring_the_stop_rule_lets_the_agent_stop(claude_project: Path,
+                                                    cli: Callable[..., Proc]) -> None:
+    _fail_schema(claude_project, cli)
+    cli("rules", "retire", "stop-on-failed-verdict", "--reason", "interactive pairing session")
+    result = claude(claude_project, "Stop", {"stop_hook_active": False})
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_claude_hook_commands_are_committed_config(claude_project: Path) -> None:
+    git(claude_project, "add", ".claude/settings.json")
+    git(claude_project, "commit", "-q", "-m", "claude hooks")
+    assert "meridian hook claude PreToolUse" in git(claude_project, "show",
+                                                    "HEAD:.claude/settings.json")
