@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import statistics
 from collections import Counter
 from collections.abc import Iterator
@@ -148,7 +149,8 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A finite number from JSON (bools and NaN, which json.loads accepts, are not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
 
