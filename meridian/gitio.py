@@ -136,6 +136,11 @@ def tree_names(repo: Repository, tree: pygit2.Tree | None, path: str) -> list[tu
     return sorted((entry.name, entry.type_str == "tree") for entry in node)  # type: ignore[misc]
 
 
+def blob_data(obj: pygit2.Object | None) -> bytes | None:
+    """The bytes of a blob already looked up (no second object-store lookup)."""
+    return obj.data if isinstance(obj, pygit2.Blob) else None
+
+
 def blob_size(obj: pygit2.Object | None) -> int:
     return obj.size if isinstance(obj, pygit2.Blob) else 0
 

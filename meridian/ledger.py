@@ -106,7 +106,7 @@ class Ledger:
 
     def read(self, path: str, at: gitio.Oid | None = None) -> bytes | None:
         obj = gitio.tree_entry(self.repo, self.tree(at), path)
-        return gitio.read_blob(self.repo, obj.id) if obj is not None and obj.type_str == "blob" else None
+        return gitio.blob_data(obj)
 
     def read_json(self, path: str, at: gitio.Oid | None = None) -> Any:
         data = self.read(path, at)
@@ -138,7 +138,7 @@ class Ledger:
             obj = gitio.tree_entry(self.repo, tree, path)
             if obj is None:
                 continue
-            raw = gitio.read_blob(self.repo, obj.id).splitlines()
+            raw = (gitio.blob_data(obj) or b"").splitlines()
             numbered = list(enumerate(raw, start=1))
             if newest_first:
                 numbered.reverse()
@@ -263,7 +263,7 @@ class Ledger:
                 if size and size + len(payload) > SHARD_BYTES:
                     last = shard_name(int(last.split(".")[0]) + 1)
                 elif obj is not None:
-                    existing = gitio.read_blob(repo, obj.id)
+                    existing = gitio.blob_data(obj) or b""
                     if existing and not existing.endswith(b"\n"):
                         existing += b"\n"
             else:
