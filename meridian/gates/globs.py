@@ -35,9 +35,26 @@ def pattern_problem(pattern: str) -> str | None:
         return "use '/' as the path separator"
     if ".." in pattern.split("/"):
         return "'..' would leave the repository"
-    if pattern.count("[") != pattern.count("]"):
-        return "unbalanced '[' in character class"
+    for index, char in enumerate(pattern):
+        if char == "[" and _class_end(pattern, index) is None:
+            return "unbalanced '[' in character class"
+    try:
+        compile_pattern(pattern)
+    except re.error as exc:
+        return f"invalid character class: {exc.msg}"
     return None
+
+
+def _class_end(pattern: str, start: int) -> int | None:
+    """Index of the ']' closing the class opened at ``start`` (a ']' first in it, after an
+    optional '!', is a member, as in fnmatch), or None when the class never closes."""
+    index = start + 1
+    if pattern.startswith("!", index):
+        index += 1
+    if pattern.startswith("]", index):
+        index += 1
+    close = pattern.find("]", index)
+    return None if close < 0 else close
 
 
 def _translate(pattern: str) -> str:
@@ -61,12 +78,11 @@ def _translate(pattern: str) -> str:
         elif char == "?":
             out.append("[^/]")
             index += 1
-        elif char == "[":
-            close = pattern.find("]", index + 1)
+        elif char == "[" and (close := _class_end(pattern, index)) is not None:
             body = pattern[index + 1:close]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            negate = body.startswith("!")
+            body = re.sub(r"([\\\[\]^&~|])", r"\\\1", body[1:] if negate else body)
+            out.append("[" + ("^" if negate else "") + body + "]")
             index = close + 1
         else:
             out.append(re.escape(char))

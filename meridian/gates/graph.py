@@ -199,6 +199,9 @@ def parse_graph(located: yamlio.Located, root: Path) -> Graph:
         lines[spec.id] = located.line(("gates", index, "id")) or 0
     for index, spec in enumerate(model.gates):
         for need_index, need in enumerate(spec.needs):
+            if need in spec.needs[:need_index]:
+                raise located.error(("gates", index, "needs", need_index),
+                                    f"'{need}' is already listed in needs")
             if need not in specs:
                 raise located.error(
                     ("gates", index, "needs", need_index),

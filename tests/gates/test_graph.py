@@ -141,6 +141,38 @@ def test_graph_errors_name_file_line_and_field(write_gates, cli, text, expected)
     assert result.err == f"meridian: .meridian/{expected}\n"
 
 
+@pytest.mark.parametrize(("pattern", "problem"), [
+    # A '[' whose class never closes once sent the glob translator into an endless loop.
+    ("src/]a[", "unbalanced '[' in character class"),
+    ("src/[]", "unbalanced '[' in character class"),
+    ("src/[z-a].py", "invalid character class: bad character range z-a"),
+])
+def test_a_glob_that_cannot_compile_is_a_located_error(write_gates, cli, pattern, problem
+                                                        ) -> None:
+    write_gates(f"""
+        gates:
+          - id: a
+            artifacts: ["{pattern}"]
+    """)
+    result = cli("status")
+    assert result.code == 2
+    assert result.err == (f"meridian: .meridian/gates.yaml:3: gates[0].artifacts[0]: "
+                          f"'{pattern}': {problem}\n")
+
+
+def test_a_need_listed_twice_is_reported(write_gates, cli) -> None:
+    write_gates("""
+        gates:
+          - id: a
+          - id: b
+            needs: [a, a]
+    """)
+    result = cli("status")
+    assert result.code == 2
+    assert result.err == ("meridian: .meridian/gates.yaml:4: gates[1].needs[1]: "
+                          "'a' is already listed in needs\n")
+
+
 def test_cycle_is_printed_as_its_path_even_behind_other_gates(write_gates, cli) -> None:
     write_gates("""
         gates:
@@ -206,6 +238,9 @@ def test_dependency_order_and_gate_for_path(write_gates, project) -> None:
     ("[ab].txt", "b.txt", True),
     ("[!ab].txt", "b.txt", False),
     ("data.v1.csv", "dataxv1.csv", False),
+    ("src/[]]x", "src/]x", True),  # ']' first in a class is a member, as in fnmatch
+    ("x/[^a]", "x/^", True),  # '^' is not negation in a glob
+    ("x/[^a]", "x/b", False),
 ])
 def test_glob_semantics(pattern, path, expected) -> None:
     assert globs.matches(pattern, path) is expected
