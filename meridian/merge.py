@@ -3,7 +3,8 @@
 The merged tree is a pure function of the two inputs, symmetric in them: the same
 records in the same order whichever clone merges. Streams that are identical on both
 sides are kept as they are; a stream that differs is rebuilt as the union of its
-records by id, ordered by (ts, id), and re-sharded by month and size. Documents
+records by id, ordered by (ts, id), and re-sharded by month and size (two lines
+with one id, possible only for content-addressed memory, resolve to ``preferred``). Documents
 (runs, verdicts) are unioned by path; one path with two contents is refused.
 """
 
@@ -33,24 +34,35 @@ def _split(repo: gitio.Repository, tree: object) -> tuple[dict[str, dict[str, gi
     return streams, documents
 
 
-def _stream_lines(repo: gitio.Repository, shards: dict[str, gitio.Oid]) -> dict[str, bytes]:
-    by_id: dict[str, bytes] = {}
-    for path in sorted(shards):
-        for line in gitio.read_blob(repo, shards[path]).splitlines():
-            if not line.strip():
-                continue
-            try:
-                rid = json.loads(line)["id"]
-            except (ValueError, KeyError, TypeError):
-                raise MeridianError(f"cannot merge: {path} holds a corrupt line; "
-                                    "run `meridian verify`") from None
-            by_id[rid] = line
-    return by_id
-
-
 def _sort_key(line: bytes) -> tuple[str, str]:
     raw = json.loads(line)
     return str(raw.get("ts", "")), str(raw["id"])
+
+
+def preferred(a: bytes, b: bytes) -> bytes:
+    """Of two lines with one id, the one every merge keeps: the earliest, then bytewise.
+
+    Only content-addressed records (``memory.*``) can share an id with different
+    bytes (the same memory written by two clones at different times). Choosing by a
+    total order keeps merges symmetric, and ``verify`` checks the same choice.
+    """
+    return min(a, b, key=lambda line: (_sort_key(line), line))
+
+
+def stream_lines(repo: gitio.Repository, shards: dict[str, gitio.Oid]) -> dict[str, bytes]:
+    """{record id: line} of a stream's shards, refusing corrupt lines."""
+    by_id: dict[str, bytes] = {}
+    for path in sorted(shards):
+        for line in gitio.read_blob(repo, shards[path]).splitlines():
+            try:
+                rid = json.loads(line)["id"]
+                if not isinstance(rid, str):
+                    raise TypeError(rid)
+            except (ValueError, KeyError, TypeError):
+                raise MeridianError(f"cannot merge: {path} holds a corrupt line; "
+                                    "run `meridian verify`") from None
+            by_id[rid] = preferred(by_id[rid], line) if rid in by_id else line
+    return by_id
 
 
 def shard_lines(stream: str, lines: Iterable[bytes]) -> dict[str, bytes]:
@@ -83,10 +95,10 @@ def merge_trees(repo: gitio.Repository, ours: object, theirs: object) -> tuple[g
         if mine == other:
             files.update(mine)
             continue
-        union = _stream_lines(repo, mine)
+        union = stream_lines(repo, mine)
         before = len(union)
-        for rid, line in _stream_lines(repo, other).items():
-            union.setdefault(rid, line)
+        for rid, line in stream_lines(repo, other).items():
+            union[rid] = preferred(union[rid], line) if rid in union else line
         added += len(union) - before
         ordered = sorted(union.values(), key=_sort_key)
         for path, content in shard_lines(stream, ordered).items():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +84,14 @@ def _record_id(line: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _id_and_kind(line: bytes) -> tuple[str | None, str]:
+    try:
+        raw = json.loads(line)
+        return str(raw["id"]), str(raw.get("kind", ""))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None, ""
+
+
 def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterator[Problem]:
     for offset, line in enumerate(data.splitlines()):
         number = first_line + offset
@@ -96,8 +104,8 @@ def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterat
             yield Problem(commit, path, number, _record_id(line), f"invalid record: {exc}")
 
 
-def _check_change(ledger: Ledger, commit: str, path: str,
-                  old: gitio.Oid | None, new: gitio.Oid | None) -> Iterator[Problem]:
+def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
+                  new: gitio.Oid | None, known_ids: Callable[[str], set[str]]) -> Iterator[Problem]:
     repo = ledger.repo
     if not path.endswith(".jsonl"):
         if old is not None and new is None:
@@ -105,10 +113,7 @@ def _check_change(ledger: Ledger, commit: str, path: str,
         elif old is not None:
             yield Problem(commit, path, None, None, "document changed after it was written")
         elif new is not None:
-            try:
-                json.loads(gitio.read_blob(repo, new))
-            except ValueError as exc:
-                yield Problem(commit, path, None, None, f"document is not valid JSON: {exc}")
+            yield from _check_document(repo, commit, path, new)
         return
     old_data = gitio.read_blob(repo, old) if old is not None else b""
     if new is None:
@@ -118,66 +123,110 @@ def _check_change(ledger: Ledger, commit: str, path: str,
         return
     new_data = gitio.read_blob(repo, new)
     if not new_data.startswith(old_data):
-        old_lines, new_lines = old_data.splitlines(), new_data.splitlines()
-        for index, line in enumerate(old_lines):
-            if index >= len(new_lines):
-                yield Problem(commit, path, index + 1, _record_id(line),
-                              "removed after it was written")
-                return
-            if new_lines[index] != line:
-                following = old_lines[index + 1] if index + 1 < len(old_lines) else None
-                removed = line not in new_lines and new_lines[index] == following
-                yield Problem(commit, path, index + 1, _record_id(line),
-                              "removed after it was written" if removed
-                              else "changed after it was written")
-                return
-        yield Problem(commit, path, None, None, "shard rewritten")
+        yield _first_difference(commit, path, old_data, new_data)
         return
+    if new_data and not new_data.endswith(b"\n"):
+        yield Problem(commit, path, new_data.count(b"\n") + 1, None,
+                      "shard does not end with a newline (the next append would corrupt a record)")
     first_line = old_data.count(b"\n") + 1
-    yield from _check_lines(commit, path, new_data[len(old_data):], first_line)
-
-
-def _shard_lines(ledger: Ledger, tree: object) -> dict[str, dict[str, bytes]]:
-    """stream -> {record id: line} for every JSONL shard in ``tree``."""
-    out: dict[str, dict[str, bytes]] = {}
-    for path, oid in gitio.iter_files(ledger.repo, tree):  # type: ignore[arg-type]
-        if not path.endswith(".jsonl"):
+    appended = new_data[len(old_data):]
+    yield from _check_lines(commit, path, appended, first_line)
+    # Only content-addressed records can repeat an id (the same memory written twice);
+    # a second copy would let its writer and time be forged, so it is refused. Other
+    # ids hash their time and writer: checking them would cost the whole stream.
+    stream = path.rsplit("/", 2)[0]
+    for offset, line in enumerate(appended.splitlines()):
+        rid, kind = _id_and_kind(line)
+        if rid is None or not kind.startswith(records.CONTENT_ADDRESSED_PREFIXES):
             continue
-        stream = path.rsplit("/", 2)[0]
-        bucket = out.setdefault(stream, {})
-        for line in gitio.read_blob(ledger.repo, oid).splitlines():
-            rid = _record_id(line)
-            if rid:
-                bucket[rid] = line
-    return out
+        ids = known_ids(stream)
+        if rid in ids:
+            yield Problem(commit, path, first_line + offset, rid,
+                          "duplicates a record already in the stream")
+        ids.add(rid)
+
+
+def _first_difference(commit: str, path: str, old_data: bytes, new_data: bytes) -> Problem:
+    old_lines, new_lines = old_data.splitlines(), new_data.splitlines()
+    for index, line in enumerate(old_lines):
+        if index >= len(new_lines):
+            return Problem(commit, path, index + 1, _record_id(line), "removed after it was written")
+        if new_lines[index] != line:
+            following = old_lines[index + 1] if index + 1 < len(old_lines) else None
+            removed = line not in new_lines and new_lines[index] == following
+            return Problem(commit, path, index + 1, _record_id(line),
+                           "removed after it was written" if removed
+                           else "changed after it was written")
+    return Problem(commit, path, len(old_lines), None,
+                   "a record was extended after it was written (the shard lacked a final newline)")
+
+
+def _check_document(repo: gitio.Repository, commit: str, path: str,
+                    oid: gitio.Oid) -> Iterator[Problem]:
+    try:
+        json.loads(gitio.read_blob(repo, oid))
+    except ValueError as exc:
+        yield Problem(commit, path, None, None, f"document is not valid JSON: {exc}")
+
+
+def _split_tree(repo: gitio.Repository, tree: object) -> tuple[dict[str, list[tuple[str, bytes]]],
+                                                              dict[str, gitio.Oid]]:
+    """(stream -> [(shard path, line)], document path -> blob) of a tree."""
+    streams: dict[str, list[tuple[str, bytes]]] = {}
+    documents: dict[str, gitio.Oid] = {}
+    for path, oid in gitio.iter_files(repo, tree):  # type: ignore[arg-type]
+        if not path.endswith(".jsonl"):
+            documents[path] = oid
+            continue
+        data = gitio.read_blob(repo, oid)
+        bucket = streams.setdefault(path.rsplit("/", 2)[0], [])
+        bucket.extend((path, line) for line in data.splitlines())
+        if data and not data.endswith(b"\n"):
+            bucket.append((path, b""))  # reported as a malformed line
+    return streams, documents
 
 
 def _check_merge(ledger: Ledger, info: gitio.CommitInfo) -> Iterator[Problem]:
+    """A merge holds exactly the union of its parents: nothing dropped, changed or added."""
+    from meridian.merge import preferred
+
     repo = ledger.repo
     commit = str(info.oid)
-    merged_tree = gitio.commit_tree(repo, info.oid)
-    merged = _shard_lines(ledger, merged_tree)
-    merged_docs = {p: o for p, o in gitio.iter_files(repo, merged_tree) if not p.endswith(".jsonl")}
-    known: set[bytes] = set()
+    merged_streams, merged_docs = _split_tree(repo, gitio.commit_tree(repo, info.oid))
+    expected: dict[str, dict[str, bytes]] = {}
+    parent_docs: dict[str, gitio.Oid] = {}
     for parent in info.parents:
-        parent_tree = gitio.commit_tree(repo, parent)
-        for stream, lines in _shard_lines(ledger, parent_tree).items():
-            for rid, line in lines.items():
-                known.add(line)
-                if merged.get(stream, {}).get(rid) != line:
-                    yield Problem(commit, stream, None, rid,
-                                  "merge dropped or changed a record of a parent")
-        for path, oid in gitio.iter_files(repo, parent_tree):
-            if not path.endswith(".jsonl") and merged_docs.get(path) != oid:
+        streams, documents = _split_tree(repo, gitio.commit_tree(repo, parent))
+        for stream, lines in streams.items():
+            bucket = expected.setdefault(stream, {})
+            for _, line in lines:
+                rid = _record_id(line)
+                if rid is not None:
+                    bucket[rid] = preferred(bucket[rid], line) if rid in bucket else line
+        for path, oid in documents.items():
+            parent_docs.setdefault(path, oid)
+            if merged_docs.get(path) != oid:
                 yield Problem(commit, path, None, None, "merge dropped or changed a document")
-    for stream, lines in merged.items():
-        for rid, line in lines.items():
-            if line in known:
-                continue
-            try:
-                records.parse_line(line)
-            except MeridianError as exc:
-                yield Problem(commit, stream, None, rid, f"invalid record: {exc}")
+    for path, oid in merged_docs.items():
+        if path not in parent_docs:
+            yield Problem(commit, path, None, None, "merge added a document no parent had")
+    for stream in sorted(set(expected) | set(merged_streams)):
+        wanted = expected.get(stream, {})
+        seen: set[str] = set()
+        for path, line in merged_streams.get(stream, []):
+            rid = _record_id(line)
+            if rid is None:
+                yield Problem(commit, path, None, None, "merge holds a malformed line")
+            elif rid in seen:
+                yield Problem(commit, path, None, rid, "merge holds a record twice")
+            elif rid not in wanted:
+                yield Problem(commit, path, None, rid, "merge added a record no parent had")
+            elif line != wanted[rid]:
+                yield Problem(commit, path, None, rid, "merge changed a record of a parent")
+            if rid is not None:
+                seen.add(rid)
+        for rid in sorted(set(wanted) - seen):
+            yield Problem(commit, stream, None, rid, "merge dropped a record of a parent")
 
 
 def verify(ledger: Ledger, *, full: bool = False) -> Report:
@@ -203,16 +252,30 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
             return report
         hide.append(cached_oid)
         report.incremental = True
+    # Ids already in each stream, carried along the walk (read once per stream, lazily).
+    ids_at: dict[str, set[str]] = {}
+    ids_commit: gitio.Oid | None = None
     for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
         report.commits += 1
         commit = str(info.oid)
         if len(info.parents) > 1:
             report.problems.extend(_check_merge(ledger, info))
+            ids_at, ids_commit = {}, info.oid
             continue
+        parent = info.parents[0] if info.parents else None
+        if ids_commit != parent:
+            ids_at = {}
+
+        def known_ids(stream: str, parent: gitio.Oid | None = parent) -> set[str]:
+            if stream not in ids_at:
+                ids_at[stream] = set() if parent is None else ledger.ids(stream, at=parent)
+            return ids_at[stream]
+
         new_tree = gitio.commit_tree(repo, info.oid)
-        old_tree = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        old_tree = gitio.commit_tree(repo, parent) if parent is not None else None
         for path, old, new in gitio.changed_paths(repo, old_tree, new_tree):
-            report.problems.extend(_check_change(ledger, commit, path, old, new))
+            report.problems.extend(_check_change(ledger, commit, path, old, new, known_ids))
+        ids_commit = info.oid
     if report.ok:
         cache_path(ledger).write_text(str(tip) + "\n")
     return report

@@ -143,3 +143,22 @@ def test_sync_with_unknown_remote(repo: Path, capsys: pytest.CaptureFixture[str]
     assert main(["init", "--no-hooks"]) == 0
     assert main(["sync", "upstream"]) == 2
     assert capsys.readouterr().err == "meridian: no git remote named 'upstream' (see `git remote -v`)\n"
+
+
+def test_the_same_memory_written_in_two_clones_merges_cleanly(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    note = '{"text": "tests first", "context": "core", "confidence": 0.5}'
+    for path in (a, b):
+        monkeypatch.chdir(path)
+        assert main(["memory", "add", "semantic", "--json", note]) == 0
+    sync(a, monkeypatch)
+    sync(b, monkeypatch)
+    sync(a, monkeypatch)
+    assert records(a) == records(b)
+    semantic = list(Ledger.open(a).records("memory/semantic"))
+    assert len(semantic) == 1
+    for path in (a, b):
+        assert verify(Ledger.open(path), full=True).ok

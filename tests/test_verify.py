@@ -115,3 +115,85 @@ def test_verify_without_state_branch_is_a_usage_error(repo: Path,
     assert main(["verify"]) == 2
     assert capsys.readouterr().err == (
         "meridian: no state branch meridian/state: run `meridian init` first\n")
+
+
+def _merge_by_hand(repo: Path, tmp_path: Path, edit=None) -> str:  # type: ignore[no-untyped-def]
+    """A side branch appends a record; a person merges it with `-s ours` (dropping it)."""
+    ledger = Ledger.open(repo)
+    base = ledger.tip()
+    side = Ledger(ledger.repo, "side")
+    git(repo, "branch", "side", str(base))
+    side.emit("test.append", {"n": "side"})
+    ledger.emit("test.append", {"n": "main"})
+    checkout = tmp_path / "merge"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    git(checkout, "merge", "-q", "-s", "ours", "--no-commit", "side")
+    if edit is not None:
+        edit(checkout)
+        git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "merge side")
+    sha = git(checkout, "rev-parse", "HEAD").strip()
+    git(repo, "worktree", "remove", "--force", str(checkout))
+    return sha
+
+
+def test_a_merge_that_drops_a_parents_record_is_tampering(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _populated(repo, 1)
+    sha = _merge_by_hand(repo, tmp_path)
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"commit {sha[:12]}: events:" in out and "merge dropped a record of a parent" in out
+
+
+def test_a_merge_that_adds_junk_is_tampering(repo: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _populated(repo, 1)
+
+    def junk(checkout: Path) -> None:
+        (checkout / "runs").mkdir(exist_ok=True)
+        (checkout / "runs" / "evil.json").write_text("not json")
+        shard = next(checkout.glob("events/*/0000.jsonl"))
+        shard.write_text(shard.read_text() + '{"no": "id"}\n')
+
+    _merge_by_hand(repo, tmp_path, junk)
+    capsys.readouterr()
+    assert main(["verify", "--full"]) == 1
+    out = capsys.readouterr().out
+    assert "runs/evil.json: merge added a document no parent had" in out
+    assert "merge holds a malformed line" in out
+    assert "merge dropped a record of a parent" in out
+
+
+def test_a_second_copy_of_a_memory_record_is_tampering(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from meridian.ledger import Write
+
+    _populated(repo, 0)
+    ledger = Ledger.open(repo)
+    original = ledger.record("memory.note", {"text": "x"})
+    ledger.commit(Write(summary="memory", dedupe=True).add("memory/notes", original))
+    forged = original.model_copy(update={"writer": "Mallory <m@evil>", "ts": "2026-01-01T00:00:00.000000Z"})
+    assert forged.id == original.id  # memory ids hash content only
+    checkout = tmp_path / "forge"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = next(checkout.glob("memory/notes/*/0000.jsonl"))
+    shard.write_text(shard.read_text() + forged.line() + "\n")
+    git(checkout, "commit", "-q", "-am", "forge")
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    assert f"record {original.id} duplicates a record already in the stream" in capsys.readouterr().out
+
+
+def test_a_shard_without_a_final_newline_is_refused(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _populated(repo, 0)
+    record = Ledger.open(repo).record("test.append", {"n": 1})
+
+    def glue(shard: Path) -> None:
+        shard.write_text(shard.read_text() + record.line())  # no newline
+
+    _tamper(repo, tmp_path, glue)
+    assert main(["verify"]) == 1
+    assert "shard does not end with a newline" in capsys.readouterr().out
