@@ -12,6 +12,10 @@ hold a passing task, a failing one, a raising one and a hanging one:
     transient   raise ConnectionError the first ``metadata.failures`` times (counted in
                 the file ``metadata.counter``, since retries may land in another worker)
     secret      answer ``expected`` with an API key in a tool step's input and output
+    leak        put the API key everywhere an agent can: a failed step's error, a
+                step output (plain and base64-encoded), a Basic auth header, a URL
+                and the final answer
+    leak_raise  raise an exception whose message carries the API key
     slow        sleep ``metadata.seconds`` then pass
 
 A task whose id is listed in the environment variable SCRIPTED_FAIL (comma-separated)
@@ -20,6 +24,7 @@ fails whatever its behaviour: a second "version" of the agent for regression tes
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import time
@@ -42,6 +47,10 @@ class ScriptedAgent:
         rec = TrajectoryRecorder(task.id)
         if behavior == "raise":
             raise ValueError(f"agent broke on {task.id}")
+        if behavior == "leak_raise":
+            raise PermissionError(f"401 for key {PLANTED_KEY}")
+        if behavior == "leak":
+            return self._leak(rec)
         if behavior == "exit":
             os._exit(7)
         if behavior == "hang":
@@ -69,6 +78,20 @@ class ScriptedAgent:
             step.cost_usd = 0.001
         return rec.finish(final_output=answer)
 
+    @staticmethod
+    def _leak(rec: TrajectoryRecorder) -> Trajectory:
+        encoded = base64.b64encode(f"x-api-key: {PLANTED_KEY}".encode()).decode()
+        basic = base64.b64encode(f"bot:{PLANTED_KEY}".encode()).decode()
+        try:
+            with rec.step("tool", "http", input={"auth": f"Basic {basic}",
+                                                 "url": f"https://bot:{PLANTED_KEY}@example.com"}):
+                raise PermissionError(f"rejected {PLANTED_KEY}")
+        except PermissionError:
+            pass
+        with rec.step("tool", "http", input={"retry": True}) as step:
+            step.output = {"echo": encoded}
+        return rec.finish(final_output=f"done with {PLANTED_KEY}")
+
 
 class InstantAgent:
     """Answers with the expected value at once and records nothing: pure harness cost."""
@@ -78,3 +101,4 @@ class InstantAgent:
 
     def run(self, task: Task) -> Trajectory:
         return Trajectory(task_id=task.id, final_output=task.expected, completed=True)
+

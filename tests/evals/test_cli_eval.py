@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -138,6 +139,45 @@ def test_a_planted_key_is_redacted_before_it_is_committed(repo_with_commit: Path
     assert PLANTED_KEY not in (repo_with_commit / "leaky.json").read_text()
     assert main(["eval", "trace", "latest", "leaky"]) == 0
     assert PLANTED_KEY not in capsys.readouterr().out
+
+
+def reachable_objects(repo: Path) -> bytes:
+    """Every object reachable from any ref (branches, the state branch, baseline tags)."""
+    listing = subprocess.run(["git", "rev-list", "--all", "--objects"], cwd=repo,
+                             capture_output=True, text=True, check=True).stdout
+    ids = "".join(line.split()[0] + "\n" for line in listing.splitlines())
+    return subprocess.run(["git", "cat-file", "--batch"], cwd=repo, input=ids.encode(),
+                          capture_output=True, check=True).stdout
+
+
+def test_a_key_planted_anywhere_reaches_no_git_object(repo_with_commit: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The key in the suite (name, input, metadata), a step's input, output and error, a
+    base64 blob, a Basic header, a URL, the final answer and an exception message."""
+    suite = write_suite(repo_with_commit / "suite.yaml", [
+        {"id": "leaks", "behavior": "leak", "input": f"use {PLANTED_KEY}", "note": PLANTED_KEY},
+        {"id": "raises", "behavior": "leak_raise"},
+    ], name=f"suite-{PLANTED_KEY}")
+    assert run_eval(str(suite), "--save", "saved.json") == 0
+    assert main(["baseline", "pin", "main"]) == 0
+    assert main(["eval", "export", "latest", "exported.json"]) == 0
+    assert main(["eval", "report", "latest", "--html", "report.html"]) == 0
+    assert "redacted " in capsys.readouterr().err
+    encoded = base64.b64encode(f"x-api-key: {PLANTED_KEY}".encode())
+    basic = base64.b64encode(f"bot:{PLANTED_KEY}".encode())
+    needles = [PLANTED_KEY.encode(), PLANTED_KEY[10:34].encode(), encoded, basic[8:40]]
+    objects = reachable_objects(repo_with_commit)
+    assert b"[REDACTED:anthropic-key]" in objects and b"[REDACTED:base64-secret]" in objects
+    assert b"[REDACTED:basic-auth]" in objects and b"[REDACTED:url-credentials]" in objects
+    every_object = all_git_objects(repo_with_commit).encode()
+    git_files = b"".join(f.read_bytes() for f in (repo_with_commit / ".git").rglob("*")
+                         if f.is_file() and "objects" not in f.parts)  # refs, logs, index
+    outputs = b"".join((repo_with_commit / name).read_bytes()
+                       for name in ("saved.json", "exported.json", "report.html"))
+    for needle in needles:
+        for where, data in (("reachable objects", objects), ("object store", every_object),
+                            (".git files", git_files), ("written files", outputs)):
+            assert needle not in data, f"{needle[:12]!r}... found in {where}"
 
 
 def test_shards_merge_and_refuse_a_missing_shard(suite: Path, repo_with_commit: Path,

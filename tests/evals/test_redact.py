@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -23,8 +24,16 @@ SECRETS = [
     ("github-token", "github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz0123456789"),
     ("slack-token", "xoxb-123456789012-abcdefghijkl"),
     ("slack-token", "xoxp-123456789012-abcdefghijkl"),
+    ("gitlab-token", "glpat-AbCdEfGhIjKlMnOpQrSt"),
+    ("google-api-key", "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    ("huggingface-token", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
+    ("stripe-key", "sk_live_AbCdEfGhIjKlMnOpQrStUvWx"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("url-credentials", "https://deploy:hunter2pass@example.com/repo.git"),
+    ("basic-auth", "Basic " + base64.b64encode(b"deploy:hunter2").decode()),
     ("private-key", PRIVATE_KEY),
 ]
+ANTHROPIC = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
 
 @pytest.mark.parametrize(("kind", "secret"), SECRETS)
@@ -32,6 +41,7 @@ def test_each_kind_of_secret_is_replaced_and_counted(kind: str, secret: str) -> 
     found = Redactions()
     text = redact_text(f"before {secret} after", found)
     assert secret not in text
+    assert "hunter2" not in text
     assert f"[REDACTED:{kind}]" in text
     assert text.startswith("before ") and text.endswith(" after")
     assert found.counts == {kind: 1}
@@ -41,6 +51,25 @@ def test_each_kind_of_secret_is_replaced_and_counted(kind: str, secret: str) -> 
 def test_bearer_token_keeps_the_scheme() -> None:
     text = redact_text("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig")
     assert text == "Authorization: Bearer [REDACTED:bearer-token]"
+    assert redact_text("bearer\t  abcdefghijkl") == "bearer\t  [REDACTED:bearer-token]"
+
+
+def test_url_credentials_keep_the_scheme_and_host() -> None:
+    assert (redact_text("clone https://me:hunter2@example.com/x.git")
+            == "clone https://[REDACTED:url-credentials]@example.com/x.git")
+
+
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+@pytest.mark.parametrize("plain", [ANTHROPIC, f"x-api-key: {ANTHROPIC}", "password=hunter2",
+                                   f'{{"key": "{ANTHROPIC}", "n": 1}}'])
+def test_a_base64_encoded_secret_is_replaced_whole(plain: str, encode: object) -> None:
+    encoded = encode(plain.encode()).decode()  # type: ignore[operator]
+    found = Redactions()
+    for text in (encoded, f"blob={encoded}", f"data:application/json;base64,{encoded}"):
+        clean = redact_text(text, found)
+        assert encoded not in clean and "[REDACTED:base64-secret]" in clean
+        assert find_secrets(text) == ["base64-secret"] and find_secrets(clean) == []
+    assert found.counts == {"base64-secret": 3}
 
 
 @pytest.mark.parametrize("text", [
@@ -63,7 +92,10 @@ def test_an_unterminated_private_key_is_redacted_to_the_end() -> None:
 @pytest.mark.parametrize("text", [
     "the desk-top is skeleton-shaped", "tokens_in=5 max_tokens: 30", "sk-short",
     "AKIA is a prefix", "the ghp_ prefix alone", "bearer of bad news", "passwords are hard",
-    "task-ant-farm", "reset the token bucket",
+    "task-ant-farm", "reset the token bucket", "basic arithmetic is basic",
+    "Basic YWJjZGVm", "/usr/local/lib/python3.11/site-packages/meridian/evals/redact.py",
+    "test_a_planted_api_key_never_reaches_git_history", base64.b64encode(b"x" * 60).decode(),
+    "https://example.com/a:b@c", "user@example.com",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     found = Redactions()
