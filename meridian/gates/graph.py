@@ -36,7 +36,7 @@ class CheckSpec(_Strict):
     """A shell command run from the repository root; exit 0 means the check passed."""
 
     run: str = Field(min_length=1, description="shell command, run from the repository root")
-    timeout: float = Field(default=DEFAULT_CHECK_TIMEOUT_S, gt=0,
+    timeout: float = Field(default=DEFAULT_CHECK_TIMEOUT_S, gt=0, allow_inf_nan=False,
                            description="seconds before the command is killed (a failed check)")
 
 
@@ -107,7 +107,7 @@ class GateSpec(_Strict):
     checks: list[Check] = Field(default_factory=list)
     evaluate: EvaluateSpec = Field(default_factory=EvaluateSpec)
     approval: ApprovalSpec | None = None
-    estimate_hours: float | None = Field(default=None, gt=0)
+    estimate_hours: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     features: FeatureRequirements | None = None
 
 

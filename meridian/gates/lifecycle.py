@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +80,7 @@ def _unmet_text(status: GateStatus, statuses: dict[str, GateStatus]) -> str:
 def start_gate(project: Project, gate: str, estimate_hours: float | None = None) -> Record:
     spec = project.graph.gate(gate)
     _require_ledger(project)
-    if estimate_hours is not None and estimate_hours <= 0:
+    if estimate_hours is not None and not (0 < estimate_hours < math.inf):
         raise MeridianError(f"--estimate: expected hours > 0, got {estimate_hours:g}")
     statuses = derive_states(project.ledger, project.graph)
     status = statuses[gate]

@@ -89,6 +89,26 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / ".meridian-template" / "sche
     pytest.param(
         """
         gates:
+          - id: scope
+            checks:
+              - {run: pytest, timeout: .inf}
+        """,
+        # An infinite timeout once crashed submit after the gate was marked submitted.
+        "gates.yaml:4: gates[0].checks[0].timeout: input should be a finite number",
+        id="infinite-timeout",
+    ),
+    pytest.param(
+        """
+        gates:
+          - id: scope
+            estimate_hours: .nan
+        """,
+        "gates.yaml:3: gates[0].estimate_hours: input should be a finite number",
+        id="nan-estimate",
+    ),
+    pytest.param(
+        """
+        gates:
           - id: deploy
             approval: {token: hunter2}
         """,

@@ -389,6 +389,10 @@ def test_unknown_gate_and_no_state_branch(repo_with_commit, cli) -> None:
     result = cli("gate", "start", "zz")
     assert result.code == 2
     assert result.err == "meridian: .meridian/gates.yaml: no gate 'zz' (gates: a)\n"
+    for estimate in ("0", "nan", "inf"):
+        result = cli("gate", "start", "a", "--estimate", estimate)
+        assert result.code == 2
+        assert result.err == f"meridian: --estimate: expected hours > 0, got {estimate}\n"
 
 
 def test_misconfigured_evaluator_gives_no_verdict_and_leaves_the_gate(project, write_gates, cli,
