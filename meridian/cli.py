@@ -125,7 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         if args.repo_path:
-            os.chdir(args.repo_path)
+            try:
+                os.chdir(args.repo_path)
+            except OSError as exc:
+                raise MeridianError(f"-C {args.repo_path}: {exc.strerror}") from None
         if not hasattr(args, "func"):
             args.func = _load(args.command).run
         return int(args.func(args))
@@ -145,8 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code if isinstance(code, int) else (0 if code is None else 2)
     except Exception as exc:  # noqa: BLE001 - the one place internal errors are handled
         path = _log_internal_error(exc)
+        first_line = (str(exc).strip().splitlines() or [""])[0]
         print(
-            f"meridian: internal error: {type(exc).__name__}: {exc} (traceback in {path})",
+            f"meridian: internal error: {type(exc).__name__}: {first_line} (traceback in {path})",
             file=sys.stderr,
         )
         return 3

@@ -73,14 +73,34 @@ def signature(repo: Repository, when: int | None = None) -> pygit2.Signature:
 # --- refs -------------------------------------------------------------------------
 
 
+def valid_ref_name(refname: str) -> bool:
+    return bool(pygit2.reference_is_valid_name(refname))
+
+
 def ref_target(repo: Repository, refname: str) -> Oid | None:
+    """Where ``refname`` points, or None when it does not exist (other errors raise)."""
     try:
         ref = repo.references.get(refname)
-    except (pygit2.GitError, ValueError):
-        return None
+    except (pygit2.GitError, ValueError) as exc:
+        raise MeridianError(f"cannot read {refname}: {exc}") from None
     if ref is None:
         return None
     return ref.resolve().target  # type: ignore[return-value]
+
+
+def current_branch(repo: Repository) -> str | None:
+    """refs/heads/NAME that HEAD points to (also before the first commit), else None."""
+    try:
+        return repo.references["HEAD"].target if not repo.head_is_detached else None  # type: ignore[return-value]
+    except (KeyError, pygit2.GitError):
+        return None
+
+
+# How git and libgit2 say "another writer got there first" (retry) as opposed to a
+# real failure (a file where a directory should be, a bad name, a full disk).
+CAS_MARKERS = ("but expected", "already exists", "Unable to create", "File exists",
+               "current tip is not the first parent", "failed to lock", "modified",
+               "old reference value does not match")
 
 
 def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -> None:
@@ -92,7 +112,11 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
     old = str(expected) if expected is not None else "0" * 40
     proc = git(["update-ref", refname, str(oid), old], cwd=repo.path, check=False)
     if proc.returncode != 0:
-        raise LedgerConflict(proc.stderr.strip() or f"{refname} moved")
+        message = proc.stderr.strip()
+        if any(marker in message for marker in CAS_MARKERS):
+            raise LedgerConflict(message or f"{refname} moved")
+        raise MeridianError(f"cannot update {refname}: "
+                            f"{message.splitlines()[-1] if message else proc.returncode}")
 
 
 def list_refs(repo: Repository, prefix: str) -> list[str]:
@@ -198,13 +222,10 @@ def create_commit(
         raise ValueError("the first parent must be the expected tip")
     try:
         return repo.create_commit(refname, sig, sig, message, tree, list(parents))
-    except (pygit2.GitError, pygit2.AlreadyExistsError) as exc:
-        raise LedgerConflict(str(exc)) from None
-    except OSError as exc:
-        # Another writer holds the ref's lock file: contention, not failure.
-        if "lock" in str(exc):
+    except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
+        if isinstance(exc, pygit2.AlreadyExistsError) or any(m in str(exc) for m in CAS_MARKERS):
             raise LedgerConflict(str(exc)) from None
-        raise
+        raise MeridianError(f"cannot write {refname}: {exc}") from None
 
 
 def write_commit(repo: Repository, tree: Oid, parents: Sequence[Oid], message: str) -> Oid:
@@ -322,18 +343,33 @@ def iter_files(repo: Repository, tree: pygit2.Tree, prefix: str = "") -> Iterato
 # --- the git CLI (network operations pygit2 does not do well) ----------------------
 
 
+# What `git rev-parse --local-env-vars` lists, plus the receive-side quarantine: the
+# variables that pin git to one repository. A hook inherits them; a command run from
+# it must not. GIT_SSH_COMMAND, GIT_ASKPASS and the like are left alone.
+REPOSITORY_ENV = frozenset({
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR", "GIT_QUARANTINE_PATH", "GIT_NAMESPACE",
+})
+
+
 def clean_env() -> dict[str, str]:
-    """The environment minus the GIT_* variables a hook inherits from git."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """The environment minus the variables that tie git to the calling repository."""
+    return {k: v for k, v in os.environ.items()
+            if k not in REPOSITORY_ENV and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
 
 
 def git(
     args: Sequence[str], cwd: str | os.PathLike[str], *, check: bool = True, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    env = clean_env()
+    env["LC_ALL"] = env["LANGUAGE"] = "C"  # messages are parsed below: keep them English
     proc = subprocess.run(
         ["git", *args],
         cwd=cwd,
-        env=clean_env(),
+        env=env,
         capture_output=True,
         text=True,
         input=input,

@@ -18,10 +18,10 @@ import json
 import os
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from meridian import gitio, records
 from meridian.config import DEFAULT_BRANCH, load_config
@@ -31,6 +31,7 @@ from meridian.records import Record
 SHARD_BYTES = 64 * 1024
 EVENTS = "events"
 STALE_LOCK_SECONDS = 10.0
+T = TypeVar("T")
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 RETRY_DEADLINE_SECONDS = 60.0
 
@@ -74,6 +75,13 @@ class Ledger:
         self.repo = repo
         self.branch = branch
         self.refname = f"refs/heads/{branch}"
+        if not gitio.valid_ref_name(self.refname):
+            raise MeridianError(f"state branch {branch!r} is not a valid git branch name "
+                                "(see `branch` in .meridian/config.yaml)")
+        if gitio.current_branch(repo) == self.refname:
+            raise MeridianError(f"state branch {branch!r} is the branch checked out here; "
+                                "Meridian needs a branch of its own (see `branch` in "
+                                ".meridian/config.yaml)")
         name, email = gitio.identity(repo)
         self.writer = f"{name} <{email}>"
 
@@ -199,14 +207,21 @@ class Ledger:
 
     def commit(self, write: Write) -> WriteResult:
         """Apply ``write`` as one commit, retrying on a concurrent writer (CAS)."""
+        return self._retrying(lambda: self._try_commit(write, self.tip()))
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """Run ``attempt`` until it stops raising LedgerConflict, with jittered backoff.
+
+        A lock left by a killed writer is expired; a branch held for longer than the
+        deadline is a clear error rather than a hang.
+        """
         started = time.monotonic()
-        attempt = 0
+        tries = 0
         while True:
-            tip = self.tip()
             try:
-                return self._try_commit(write, tip)
+                return attempt()
             except LedgerConflict:
-                attempt += 1
+                tries += 1
                 elapsed = time.monotonic() - started
                 if elapsed > RETRY_DEADLINE_SECONDS:
                     raise MeridianError(
@@ -214,20 +229,32 @@ class Ledger:
                         f"{elapsed:.0f}s (is a stale {self.refname}.lock left behind?)"
                     ) from None
                 self._clear_stale_lock()
-                time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(attempt, 6))))
+                time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(tries, 6))))
 
     def _clear_stale_lock(self) -> None:
-        """A writer killed while holding the ref lock leaves it behind: expire it."""
+        """A writer killed while holding the ref lock leaves it behind: expire it.
+
+        The lock is first renamed to a name of our own, then deleted only if it is still
+        the stale file we looked at; a fresh lock taken meanwhile is put back.
+        """
         lock = gitio.ref_lock_path(self.repo, self.refname)
         try:
-            age = time.time() - lock.stat().st_mtime
+            seen = lock.stat()
         except FileNotFoundError:
             return
-        if age > STALE_LOCK_SECONDS:
-            try:
-                lock.unlink()
-            except FileNotFoundError:
-                pass
+        if time.time() - seen.st_mtime <= STALE_LOCK_SECONDS:
+            return
+        grabbed = lock.with_name(f"{lock.name}.stale-{os.getpid()}-{random.randrange(1 << 30)}")
+        try:
+            os.rename(lock, grabbed)
+        except FileNotFoundError:
+            return
+        if grabbed.stat().st_ino == seen.st_ino:
+            grabbed.unlink()
+        elif not lock.exists():
+            os.rename(grabbed, lock)
+        else:
+            grabbed.unlink()
 
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo
@@ -327,25 +354,24 @@ class Ledger:
         """
         from meridian.merge import merge_trees
 
-        while True:
+        def attempt() -> tuple[str, int]:
             tip = self.tip()
-            try:
-                if tip is None:
-                    gitio.set_ref(self.repo, self.refname, other, expected=None)
-                    return "adopted", 0
-                if gitio.is_ancestor(self.repo, other, tip):
-                    return "up-to-date", 0
-                if gitio.is_ancestor(self.repo, tip, other):
-                    gitio.set_ref(self.repo, self.refname, other, expected=tip)
-                    return "fast-forward", 0
-                tree, added = merge_trees(self.repo, self.tree(tip), self.tree(other))
-                message = Write(summary=summary, trailers={
-                    "Meridian-Event": "sync.merged", "Meridian-Merged": str(other)}).message()
-                gitio.create_commit(self.repo, self.refname, tree, [tip, other], message,
-                                    expected=tip)
-                return "merged", added
-            except LedgerConflict:
-                time.sleep(random.uniform(0, 0.02))
+            if tip is None:
+                gitio.set_ref(self.repo, self.refname, other, expected=None)
+                return "adopted", 0
+            if gitio.is_ancestor(self.repo, other, tip):
+                return "up-to-date", 0
+            if gitio.is_ancestor(self.repo, tip, other):
+                gitio.set_ref(self.repo, self.refname, other, expected=tip)
+                return "fast-forward", 0
+            tree, added = merge_trees(self.repo, self.tree(tip), self.tree(other))
+            message = Write(summary=summary, trailers={
+                "Meridian-Event": "sync.merged", "Meridian-Merged": str(other)}).message()
+            gitio.create_commit(self.repo, self.refname, tree, [tip, other], message,
+                                expected=tip)
+            return "merged", added
+
+        return self._retrying(attempt)
 
     def new_records(self, stream: str, since: gitio.Oid,
                     at: gitio.Oid | None = None) -> list[Record] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ B = TypeVar("B", bound=type[BaseModel])
 CONTENT_ADDRESSED_PREFIXES = ("memory.",)
 
 DATA_MODELS: dict[str, type[BaseModel]] = {}
+TS_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
 
 def register(kind: str) -> Callable[[B], B]:
@@ -68,8 +70,9 @@ class Record(BaseModel):
     @field_validator("ts")
     @classmethod
     def _utc(cls, value: str) -> str:
-        if not value.endswith("Z"):
-            raise ValueError("must be a UTC timestamp ending in Z")
+        # One exact shape: shards, merge order and --since all compare these as strings.
+        if not TS_PATTERN.fullmatch(value):
+            raise ValueError("must be a UTC timestamp like 2026-11-30T12:00:00.000000Z")
         parse_ts(value)
         return value
 
@@ -96,6 +99,11 @@ class InvalidRecord(MeridianError):
     """A record failed validation; the message names the field path."""
 
 
+def _message(error: Any) -> str:
+    text = str(error["msg"]).removeprefix("Value error, ")
+    return text[:1].lower() + text[1:]
+
+
 def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """Validate (and normalise) ``data`` with the model registered for ``kind``."""
     model = DATA_MODELS.get(kind)
@@ -107,7 +115,7 @@ def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         label = kind.split(".")[-1]
-        raise InvalidRecord(f"{label}.{field}: {first['msg'].lower()}") from None
+        raise InvalidRecord(f"{label}.{field}: {_message(first)}") from None
 
 
 def make(kind: str, data: dict[str, Any], *, writer: str, ts: str | None = None) -> Record:
@@ -129,7 +137,7 @@ def parse_line(line: str | bytes) -> Record:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "record"
-        raise InvalidRecord(f"{field}: {first['msg'].lower()}") from None
+        raise InvalidRecord(f"{field}: {_message(first)}") from None
     validate_data(record.kind, record.data)
     expected = record_id(record.kind, record.ts, record.writer, record.data)
     if expected != record.id:

@@ -137,3 +137,26 @@ def test_log_filters_and_json(repo: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_console_script_runs(repo: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "meridian", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == f"meridian {__version__}"
+
+
+def test_missing_dash_c_directory_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", "/nonexistent/dir", "log"]) == 2
+    assert capsys.readouterr().err == "meridian: -C /nonexistent/dir: No such file or directory\n"
+
+
+def test_log_shows_markup_like_text_literally(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--no-hooks"]) == 0
+    Ledger.open(repo).emit("test.note", {"reason": "list[/int] and [bold]x[/bold]"})
+    capsys.readouterr()
+    assert main(["log"]) == 0
+    assert "reason=list[/int] and [bold]x[/bold]" in " ".join(capsys.readouterr().out.split())
+
+
+def test_since_includes_what_is_at_or_after(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["init", "--no-hooks"]) == 0
+    capsys.readouterr()
+    assert main(["log", "--json", "--since", "2000-01-01"]) == 0
+    kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
+    assert kinds == ["meridian.init"]

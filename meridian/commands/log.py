@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
@@ -79,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     for record in selected():
         rows += 1
         detail = _detail(record.data)
-        table.add_row(record.ts[:19].replace("T", " "), record.kind, record.gate or "",
-                      record.writer.split(" <")[0], detail)
+        cells = (record.ts[:19].replace("T", " "), record.kind, record.gate or "",
+                 record.writer.split(" <")[0], detail)
+        table.add_row(*(escape(str(cell)) for cell in cells))
     if rows == 0:
         print("no events match")
         return 0
