@@ -91,10 +91,9 @@ def redact_text(text: str, found: Redactions | None = None) -> str:
     tally = found if found is not None else Redactions()
     for kind, pattern in _PATTERNS:
         mark = MARK.format(kind=kind)
-        if "keep" in pattern.groupindex:
-            text, n = pattern.subn(lambda m, mark=mark: m.group("keep") + mark, text)
-        else:
-            text, n = pattern.subn(mark, text)
+        # A literal replacement (no backslashes in a mark), after the kept scheme if any.
+        replacement = r"\g<keep>" + mark if "keep" in pattern.groupindex else mark
+        text, n = pattern.subn(replacement, text)
         tally.add(kind, n)
     text, n = _ASSIGNMENT.subn(lambda m: m.group(1) + MARK.format(kind="secret-value"), text)
     tally.add("secret-value", n)

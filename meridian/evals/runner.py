@@ -15,8 +15,11 @@ Failures:
   rate-limit / connection / overload error): retried with exponential backoff, up to
   ``max_attempts`` tries, each with a full timeout;
 - a worker dies (segfault, ``os._exit``): an infra error, and the worker is replaced;
-- a timeout: an infra error saying the worker was killed (``types.task_status``
-  treats every harness-level failure as an infra error, never as a failing grade).
+- the agent overruns ``timeout_s`` (or raises ``TaskTimeout``, as a ``command:`` agent
+  does when it kills its program): the task FAILS, with a ``completed`` score whose
+  detail is ``timed out after Ns``. A hang is the agent's own failure, not the
+  harness's, so an agent that starts hanging shows up in ``compare`` as a regression;
+  infra errors stay for what the agent cannot help (rate limits, a grader's API).
 
 Results are collected by (task, epoch) and emitted in suite order whatever order they
 completed in. Ctrl-C stops the workers and returns the partial run marked
@@ -24,7 +27,7 @@ completed in. Ctrl-C stops the workers and returns the partial run marked
 
 ``isolation=False`` runs tasks on threads in this process: no spawn cost (useful to
 measure an agent or debug it), but a timeout cannot be enforced there. A trial that
-overran is recorded as timed out when it returns; one that never returns hangs the run.
+overran fails as timed out when it returns; one that never returns hangs the run.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from typing import Any, Protocol
 from meridian.errors import MeridianError
 from meridian.evals import run as runfile
 from meridian.evals.recorder import describe_exception
-from meridian.evals.types import Task, TaskResult, Trajectory
+from meridian.evals.types import Score, Task, TaskResult, Trajectory
 
 # Exception class names (anywhere in the MRO) of SDK errors worth a retry, matched by
 # name so the runner imports no SDK.
@@ -62,6 +65,10 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 class TransientError(Exception):
     """Raise from an agent for a failure worth retrying (rate limit, dropped connection)."""
+
+
+class TaskTimeout(Exception):
+    """Raise from an agent that enforces the task's timeout itself and ran out of it."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -118,12 +125,14 @@ def select_tasks(
 
 
 def _run_agent(agent: Any, task: Task) -> tuple[str, Any, float]:
-    """("ok", trajectory, seconds) | ("transient" | "error", message, seconds)."""
+    """("ok", trajectory, seconds) | ("transient" | "error" | "timeout", message, seconds)."""
     started = time.perf_counter()
     try:
         produced = agent.run(task)
         elapsed = time.perf_counter() - started
         trajectory = produced if isinstance(produced, Trajectory) else Trajectory.model_validate(produced)
+    except TaskTimeout as exc:
+        return "timeout", describe_exception(exc), time.perf_counter() - started
     except Exception as exc:  # noqa: BLE001 - any agent failure is data, not a crash
         kind = "transient" if is_transient(exc) else "error"
         return kind, describe_exception(exc), time.perf_counter() - started
@@ -346,6 +355,9 @@ class _ProcessPool:
                 worker.grading, worker.trajectory = True, payload
                 worker.deadline = time.monotonic() + self.options.grading_timeout_s
                 return
+            if kind == "timeout":
+                self._finish(worker, timed_out(job, attempt))
+                return
             if kind == "transient" and attempt < self.options.max_attempts:
                 delay = self.options.retry_backoff_s * 2 ** (attempt - 1)
                 self.delayed.append(_Pending(job, attempt + 1, time.monotonic() + delay))
@@ -388,15 +400,29 @@ class _ProcessPool:
             raise MeridianError(f"agent {self.agent_spec!r} did not load in a worker within "
                                 f"{WORKER_STARTUP_TIMEOUT_S:.0f}s")
         if worker.grading:
+            # The agent answered; a grader (a model API) hung: not the agent's failure.
             error = f"grading timed out after {self.options.grading_timeout_s:g}s; worker killed"
+            self.collector.add(job, _infra(job, error, attempt, worker.trajectory))
         else:
-            error = f"timed out after {job.task.effective_timeout_s():g}s; worker killed"
-        self.collector.add(job, _infra(job, error, attempt, worker.trajectory))
+            self.collector.add(job, timed_out(job, attempt))
 
 
 def _infra(job: Job, error: str, attempts: int, trajectory: Trajectory | None = None) -> TaskResult:
     return TaskResult(task_id=job.task.id, epoch=job.epoch, status="infra_error", scores=[],
                       trajectory=trajectory, error=error, attempts=attempts)
+
+
+def timed_out(job: Job, attempts: int) -> TaskResult:
+    """A trial whose agent overran ``timeout_s``: a failure of the agent, not of the harness.
+
+    The one score is a failing ``completed`` (the agent did not terminate normally);
+    there is no trajectory, since what a killed agent had done is lost. The detail is
+    the same whichever side noticed the timeout, so the run file stays deterministic.
+    """
+    detail = f"timed out after {job.task.effective_timeout_s():g}s"
+    score = Score(name="completed", value=0.0, passed=False, detail=detail)
+    return TaskResult(task_id=job.task.id, epoch=job.epoch, status="fail", scores=[score],
+                      attempts=attempts)
 
 
 # --- in-process execution (no isolation) ----------------------------------------------
@@ -410,10 +436,8 @@ def _run_in_process(agent: Any, jobs: Sequence[Job], options: RunOptions,
         attempt = 1
         while True:
             kind, payload, elapsed = _run_agent(agent, job.task)
-            timeout = job.task.effective_timeout_s()
-            if kind == "ok" and elapsed > timeout:
-                return _infra(job, f"timed out after {timeout:g}s (ran {elapsed:.2f}s; "
-                              "not stopped: --no-isolation)", attempt, payload)
+            if kind == "timeout" or (kind == "ok" and elapsed > job.task.effective_timeout_s()):
+                return timed_out(job, attempt)
             if kind == "ok":
                 return grade_task(job.task, payload, offline=options.offline, epoch=job.epoch,
                                   attempts=attempt)

@@ -187,8 +187,9 @@ class TaskResult(BaseModel):
 def task_status(scores: list[Score], *, error: str | None = None) -> Status:
     """Pass iff there is at least one score, every score passed and nothing broke.
 
-    ``error`` is a harness-level failure (the agent raised, timed out, or printed
-    garbage): that is an infrastructure error, not a verdict on the agent's answer.
+    ``error`` is a harness-level failure (the agent raised or printed garbage): that
+    is an infrastructure error, not a verdict on the agent's answer. (A timeout is a
+    verdict: the runner records it as a failing ``completed`` score.)
     A task with no scores fails rather than passing vacuously.
     """
     if error is not None or any(score.infra_error for score in scores):

@@ -20,6 +20,7 @@ from meridian.evals.agents.tools import (
     format_number,
     string_op,
 )
+from meridian.evals.runner import TaskTimeout
 from meridian.evals.types import Task, Trajectory
 
 TASK = Task(id="t1", input="What is 6 * 7?", expected=42, timeout_s=10)
@@ -168,15 +169,26 @@ def test_command_agent_bad_output_is_an_infra_error(tmp_path: Path, body: str, m
 
 def test_command_agent_that_hangs_is_killed_at_the_task_timeout(tmp_path: Path) -> None:
     agent = load_agent(script(tmp_path, "import time; time.sleep(30)"))
-    with pytest.raises(AgentInfraError, match=r"no answer within 0.5s \(killed\)$"):
+    # TaskTimeout, not AgentInfraError: the runner records a hang as the agent failing.
+    with pytest.raises(TaskTimeout, match=r"no answer within 0.5s \(killed\)$"):
         agent.run(TASK.model_copy(update={"timeout_s": 0.5}))
 
 
-def test_command_agent_missing_program(tmp_path: Path) -> None:
-    agent = load_agent(f"command:{tmp_path / 'nope'}")
-    assert agent.version == "unknown"
-    with pytest.raises(AgentInfraError, match="program '.*nope' not found$"):
-        agent.run(TASK)
+def test_command_agent_missing_or_unexecutable_program_is_refused_at_load(tmp_path: Path) -> None:
+    with pytest.raises(MeridianError, match=r"^agent 'command:.*nope': program '.*nope' not found$"):
+        load_agent(f"command:{tmp_path / 'nope'}")
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\n")
+    with pytest.raises(MeridianError, match=r"program '.*plain.sh' is not executable$"):
+        load_agent(f"command:{plain}")
+
+
+def test_command_agent_version_fingerprints_the_script_too(tmp_path: Path) -> None:
+    spec = script(tmp_path, "print('{}')")
+    before = load_agent(spec).version
+    (tmp_path / "agent.py").write_text("import json, sys\nprint('{\"final_output\": 1}')\n")
+    after = load_agent(spec).version
+    assert before.startswith("sha256:") and after.startswith("sha256:") and before != after
 
 
 # ------------------------------------------------------------------ reference tools

@@ -15,25 +15,25 @@ from tests.evals.runs_support import make_run
 
 GOLDEN = Path(__file__).parent / "golden"
 
-ORDER = ["arith", "lookup", "reverse", "json_out", "timeout", "new_task", "old_task"]
+ORDER = ["arith", "lookup", "reverse", "json_out", "rate_limited", "new_task", "old_task"]
 
 
 def baseline_and_candidate() -> tuple[Run, Run]:
     """v1 (baseline) and v2 (candidate) of a small suite, with every kind of change."""
     v1 = make_run(
         {"arith": "fail", "lookup": "pass", "reverse": "fail", "json_out": "pass",
-         "timeout": "pass", "old_task": "pass"},
+         "rate_limited": "pass", "old_task": "pass"},
         run_id="b1b1b1b1b1b1", agent_version="v1", order=ORDER,
         arith={"steps": 5, "cost": 0.045, "latency": 0.9, "tool_errors": 2},
         lookup={"steps": 4, "cost": 0.03, "latency": 0.6, "tool_errors": 1},
         reverse={"steps": 4, "cost": 0.035, "latency": 0.5, "tool_errors": 2},
         json_out={"steps": 3, "cost": 0.03, "latency": 0.4},
-        timeout={"steps": 3, "cost": 0.02, "latency": 0.3},
+        rate_limited={"steps": 3, "cost": 0.02, "latency": 0.3},
         old_task={"steps": 2, "cost": 0.01, "latency": 0.2},
     )
     v2 = make_run(
         {"arith": "pass", "lookup": "pass", "reverse": "pass", "json_out": "fail",
-         "timeout": "infra_error", "new_task": "pass"},
+         "rate_limited": "infra_error", "new_task": "pass"},
         run_id="a2a2a2a2a2a2", agent_version="v2", order=ORDER,
         arith={"steps": 2, "cost": 0.018, "latency": 0.3},
         lookup={"steps": 2, "cost": 0.02, "latency": 0.2},
@@ -42,8 +42,8 @@ def baseline_and_candidate() -> tuple[Run, Run]:
         new_task={"steps": 1, "cost": 0.005, "latency": 0.1},
     )
     fix_error = v2.model_copy(update={"results": [
-        e if e.task_id != "timeout" else e.model_copy(update={"trials": [
-            e.trials[0].model_copy(update={"error": "timed out after 15s; worker killed"})]})
+        e if e.task_id != "rate_limited" else e.model_copy(update={"trials": [
+            e.trials[0].model_copy(update={"error": "RateLimitError: 429 Too Many Requests"})]})
         for e in v2.results]})
     return v1, fix_error
 
@@ -72,13 +72,27 @@ def test_regressions_and_fixes_in_both_directions() -> None:
 def test_infra_errors_and_missing_tasks_are_listed_never_regressions() -> None:
     v1, v2 = baseline_and_candidate()
     result = cmp.compare(v2, v1)
-    assert "timeout" not in [c.task_id for c in result.regressions]
+    assert "rate_limited" not in [c.task_id for c in result.regressions]
     assert [(n.task_id, n.run, n.error) for n in result.infra] == [
-        ("timeout", "A", "timed out after 15s; worker killed")]
+        ("rate_limited", "A", "RateLimitError: 429 Too Many Requests")]
     assert [(m.task_id, m.only_in) for m in result.missing] == [("new_task", "A"), ("old_task", "B")]
     only_infra = make_run({"a": "infra_error"}, run_id="c" * 12)
     passing = make_run({"a": "pass"}, run_id="d" * 12)
     assert not cmp.gate_failed(cmp.compare(only_infra, passing))
+
+
+def test_a_task_that_starts_hanging_is_a_regression() -> None:
+    """The runner records a timeout as a failing `completed` score, so compare sees it."""
+    from meridian.evals.runner import Job, timed_out
+
+    before = make_run({"a": "pass", "b": "pass"}, run_id="e" * 12)
+    after = make_run({"a": "pass", "b": "pass"}, run_id="f" * 12)
+    entry = after.results[1]
+    hung = timed_out(Job(number=1, index=1, task=entry.task, epoch=0), attempts=1)
+    after.results[1] = entry.model_copy(update={"trials": [hung]})
+    result = cmp.compare(after, before)
+    assert [c.task_id for c in result.regressions] == ["b"] and result.infra == []
+    assert cmp.gate_failed(result)
 
 
 def test_metrics_side_by_side() -> None:

@@ -44,16 +44,39 @@ def test_a_hanging_task_is_killed_with_its_children(tmp_path: Path) -> None:
         {"id": "hangs", "behavior": "hang", "pid_file": str(hang_pid), "timeout_s": 0.5},
         {"id": "spawns", "behavior": "spawn_hang", "pid_file": str(spawn_pid), "timeout_s": 0.5},
         {"id": "after"},
-    ]))
+    ], timeout_s=5))
     run = run_suite(suite, SCRIPTED, RunOptions(workers=1))
-    assert statuses(run) == {"hangs": ["infra_error"], "spawns": ["infra_error"], "after": ["pass"]}
+    # A hang is the agent's failure (so it can show up as a regression), not an infra error.
+    assert statuses(run) == {"hangs": ["fail"], "spawns": ["fail"], "after": ["pass"]}
     hangs = run.entry("hangs")
-    assert hangs is not None and hangs.trials[0].error == "timed out after 0.5s; worker killed"
+    assert hangs is not None and hangs.trials[0].error is None
+    assert [(s.name, s.passed, s.detail) for s in hangs.trials[0].scores] == [
+        ("completed", False, "timed out after 0.5s")]
+    # The run ends soon after the timeouts: the hung workers were not waited for
+    # (each sleeps an hour). The bound is loose: it only has to exclude waiting.
+    assert run.duration_s is not None and run.duration_s < 30
     worker = int(hang_pid.read_text())
     spawn_worker, grandchild = (int(p) for p in spawn_pid.read_text().split())
     assert worker != spawn_worker  # the killed worker was replaced
     for pid in (worker, spawn_worker, grandchild):
         assert process_gone(pid), f"process {pid} outlived its run"
+
+
+def test_a_timeout_is_the_same_failure_in_process_and_for_a_command_agent(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "s.yaml", [
+        {"id": "slow", "behavior": "slow", "seconds": 0.3, "timeout_s": 0.1}, {"id": "after"}]))
+    threaded = run_suite(suite, SCRIPTED, RunOptions(workers=1, isolation=False))
+    assert statuses(threaded) == {"slow": ["fail"], "after": ["pass"]}
+    agent = tmp_path / "hang.py"
+    agent.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(60)\n")
+    command = f"command:{sys.executable} {agent}"
+    hang = load_suite(write_suite(tmp_path / "h.yaml", [{"id": "slow", "timeout_s": 0.5}]))
+    for options in (RunOptions(workers=1), RunOptions(workers=1, isolation=False)):
+        entry = run_suite(hang, command, options).results[0]
+        assert entry.trials[0].status == "fail"
+        assert entry.trials[0].scores[0].detail == "timed out after 0.5s"
+    slow = threaded.entry("slow")
+    assert slow is not None and slow.trials[0].scores[0].detail == "timed out after 0.1s"
 
 
 def test_a_dying_worker_is_replaced(tmp_path: Path) -> None:

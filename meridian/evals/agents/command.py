@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from meridian import yamlio
 from meridian.errors import MeridianError
+from meridian.evals.runner import TaskTimeout
 from meridian.evals.types import Task, Trajectory
 
 
@@ -43,21 +44,28 @@ class CommandAgent:
         argv = shlex.split(program)
         if not argv:
             raise MeridianError("agent 'command:': no program given (expected command:PROGRAM [ARGS])")
+        found = shutil.which(argv[0])
+        if found is None:
+            # Refused before the run: otherwise every task would be an infra error, stored.
+            problem = "is not executable" if Path(argv[0]).is_file() else "not found"
+            raise MeridianError(f"agent 'command:{program}': program {argv[0]!r} {problem}")
         self.program = program
         self.argv = argv
         self.name = f"command:{Path(argv[0]).name}"
-        self.version = self._fingerprint(argv[0])
+        self.version = self._fingerprint([found, *argv[1:]])
 
     @staticmethod
-    def _fingerprint(executable: str) -> str:
-        """A short hash of the program file, so a changed agent shows a changed version."""
-        found = shutil.which(executable) or (executable if Path(executable).is_file() else None)
-        if not found:
-            return "unknown"
-        try:
-            return "sha256:" + hashlib.sha256(Path(found).read_bytes()).hexdigest()[:12]
-        except OSError:
-            return "unknown"
+    def _fingerprint(paths: list[str]) -> str:
+        """A short hash of the program and of every argument that is a file (the script
+        of ``python agent.py``), so a changed agent shows a changed version."""
+        digest = hashlib.sha256()
+        for candidate in paths:
+            try:
+                if Path(candidate).is_file():
+                    digest.update(Path(candidate).read_bytes())
+            except OSError:
+                return "unknown"
+        return "sha256:" + digest.hexdigest()[:12]
 
     def run(self, task: Task) -> Trajectory:
         started = time.perf_counter()
@@ -75,7 +83,8 @@ class CommandAgent:
         except PermissionError:
             raise AgentInfraError(f"agent {self.program!r}: {self.argv[0]!r} is not executable") from None
         except subprocess.TimeoutExpired:
-            raise AgentInfraError(
+            # The agent's own failure (a task failure), not the harness's: see runner.
+            raise TaskTimeout(
                 f"agent {self.program!r}: no answer within {task.effective_timeout_s():g}s (killed)"
             ) from None
         elapsed = round(time.perf_counter() - started, 6)
