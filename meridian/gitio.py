@@ -503,31 +503,35 @@ def fetch_branch(repo: Repository, remote: str, branch: str) -> Oid | None:
     return ref_target(repo, tracking)
 
 
-def fetch_tags(repo: Repository, remote: str, prefix: str) -> None:
-    """Fetch tags under refs/tags/PREFIX (existing local tags are not overwritten)."""
-    git(["fetch", "--quiet", "--no-tags", remote, f"refs/tags/{prefix}*:refs/tags/{prefix}*"],
-        cwd=repo.path, check=False)
-
-
 def push_branch(repo: Repository, remote: str, branch: str, *, expected_remote: Oid | None,
                 tag_prefix: str | None = None) -> None:
-    """Push with a lease on the remote's old value; never runs the user's hooks."""
+    """Push with a lease on the remote's old value; never runs the user's hooks.
+
+    Tags under ``tag_prefix`` are pushed with force: they are derived from events on
+    the branch (see meridian.sync), so the pushed branch decides where they point.
+    Raises PushRejected when the remote moved (retry), MeridianError otherwise.
+    """
     lease = f"refs/heads/{branch}:{expected_remote if expected_remote else ''}"
     refspecs = [f"refs/heads/{branch}:refs/heads/{branch}"]
     if tag_prefix:
-        refspecs += [name for name in list_refs(repo, f"refs/tags/{tag_prefix}")]
+        refspecs += [f"+{name}:{name}" for name in list_refs(repo, f"refs/tags/{tag_prefix}")]
     proc = git(["push", "--quiet", "--no-verify", "--porcelain", f"--force-with-lease={lease}",
                 remote, *refspecs], cwd=repo.path, check=False)
     if proc.returncode == 0:
         return
     text = proc.stdout + proc.stderr
-    branch_line = [line for line in text.splitlines() if f"refs/heads/{branch}" in line]
-    if any(marker in text for marker in ("stale info", "fetch first", "non-fast-forward",
-                                         "cannot lock ref", "failed to update ref")) \
-            or any(line.startswith("!") for line in branch_line):
+    permanent = any(marker in text for marker in ("hook declined", "denied", "protected branch"))
+    raced = any(marker in text for marker in ("stale info", "fetch first", "non-fast-forward",
+                                              "cannot lock ref", "but expected",
+                                              "failed to update ref"))
+    if raced and not permanent:
         raise PushRejected(text.strip())
-    detail = proc.stderr.strip().splitlines()
-    raise MeridianError(f"git push {remote} {branch} failed: {detail[-1] if detail else proc.returncode}")
+    # porcelain: "!\t<src>:<dst>\t[remote rejected] (pre-receive hook declined)"
+    rejected = [" ".join(line.split("\t")[2:]) for line in proc.stdout.splitlines()
+                if line.startswith("!")]
+    errors = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    reason = (rejected or errors or [f"exit code {proc.returncode}"])[0]
+    raise MeridianError(f"git push {remote} {branch} was refused: {reason}")
 
 
 # --- hooks: where they live, and what a commit is about to record ---------------------
@@ -562,7 +566,7 @@ def _commit_index(repo: Repository) -> pygit2.Index:
     if not path.is_absolute():
         path = Path.cwd() / path
     index = pygit2.Index(str(path))
-    index._repo = repo
+    index._repo = repo  # type: ignore[assignment]
     return index
 
 

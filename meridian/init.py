@@ -16,13 +16,16 @@ from meridian.ledger import Ledger
 class Outcome:
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
+        warned = [f"warning: {item}" for item in self.warnings]
         if not self.created:
             return ["Meridian is already set up here; nothing changed."] + [
                 f"  kept {item}" for item in self.kept
-            ]
-        return [f"created {item}" for item in self.created] + [f"kept {item}" for item in self.kept]
+            ] + warned
+        return ([f"created {item}" for item in self.created]
+                + [f"kept {item}" for item in self.kept] + warned)
 
 
 def _optional(module: str) -> object | None:
@@ -35,13 +38,22 @@ def _optional(module: str) -> object | None:
         raise
 
 
-def _fetch_remote_state(ledger: Ledger, remote: str) -> bool:
-    """In a clone, fetch the remote's state branch so init adopts it (one history)."""
+def _fetch_remote_state(ledger: Ledger, remote: str, outcome: Outcome) -> bool:
+    """In a clone, fetch the remote's state branch so init adopts it (one history).
+
+    An unreachable remote is not fatal: a local history is started, and a later
+    `meridian sync` merges the two by record id.
+    """
     if not gitio.has_remote(ledger.repo, remote):
         return False
     from meridian.sync import fetch_state
 
-    return fetch_state(ledger, remote) is not None
+    try:
+        return fetch_state(ledger, remote) is not None
+    except MeridianError as exc:
+        outcome.warnings.append(f"could not fetch {ledger.branch} from {remote} ({exc}); "
+                                "started a local one, `meridian sync` merges them later")
+        return False
 
 
 def initialise(path: str, *, template: str | None = None, hooks: bool = True,
@@ -64,7 +76,7 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
 
     if ledger.exists():
         outcome.kept.append(f"branch {config.branch}")
-    elif _fetch_remote_state(ledger, config.remote) and ledger.adopt_remote(config.remote):
+    elif _fetch_remote_state(ledger, config.remote, outcome) and ledger.adopt_remote(config.remote):
         outcome.created.append(f"branch {config.branch} (adopted from {config.remote})")
     else:
         ledger.emit("meridian.init", {"branch": config.branch, **({"template": template} if template else {})},

@@ -162,3 +162,53 @@ def test_the_same_memory_written_in_two_clones_merges_cleanly(
     assert len(semantic) == 1
     for path in (a, b):
         assert verify(Ledger.open(path), full=True).ok
+
+
+def _pin(path: Path, name: str, n: int) -> str:
+    """Store a run-like commit and pin it the way `meridian baseline pin` records it."""
+    ledger = Ledger.open(path)
+    ledger.emit("test.append", {"n": n})
+    commit = str(ledger.tip())
+    ledger.pin_tag(f"meridian/baseline/{name}", ledger.tip())  # type: ignore[arg-type]
+    ledger.emit("baseline.pinned", {"name": name, "run_id": f"run{n}", "commit": commit})
+    return commit
+
+
+def test_a_re_pinned_baseline_reaches_other_clones(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    first = _pin(a, "main", 1)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    sync(b, monkeypatch)
+    assert git(b, "rev-parse", "meridian/baseline/main").strip() == first
+    second = _pin(a, "main", 2)  # re-pin after the old pin was pushed
+    sync(a, monkeypatch)
+    sync(b, monkeypatch)
+    assert git(b, "rev-parse", "meridian/baseline/main").strip() == second
+    assert git(remote, "rev-parse", "meridian/baseline/main").strip() == second
+
+
+def test_init_with_an_unreachable_remote_starts_locally_and_says_so(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(repo, "remote", "add", "origin", str(repo.parent / "does-not-exist.git"))
+    assert main(["init", "--no-hooks"]) == 0
+    out = capsys.readouterr().out
+    assert "created branch meridian/state" in out
+    assert "warning: could not fetch meridian/state from origin" in out
+    assert Ledger.open(repo).exists()
+
+
+def test_a_remote_that_refuses_the_push_is_an_error_not_a_retry_loop(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'state pushes are frozen' >&2\nexit 1\n")
+    os.chmod(hook, 0o755)
+    monkeypatch.chdir(a)
+    capsys.readouterr()
+    assert main(["sync"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("meridian: git push origin meridian/state was refused:")
+    assert "pre-receive hook declined" in err and err.count("\n") == 1
