@@ -478,6 +478,14 @@ def is_shallow(repo: Repository) -> bool:
     return (common_dir(repo) / "shallow").exists()
 
 
+def shallow_boundary(repo: Repository) -> set[str]:
+    """Commits whose parents a shallow clone does not have."""
+    try:
+        return set((common_dir(repo) / "shallow").read_text().split())
+    except FileNotFoundError:
+        return set()
+
+
 class PushRejected(Exception):
     """The remote moved since we fetched (lease failed or non-fast-forward)."""
 

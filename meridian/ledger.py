@@ -53,7 +53,8 @@ class Write:
 
     def message(self) -> str:
         summary = " ".join(self.summary.split()) or "meridian write"
-        lines = [f"{key}: {' '.join(str(value).split())}" for key, value in self.trailers.items()]
+        lines = [f"{'-'.join(key.split())}: {' '.join(str(value).split())}"
+                 for key, value in self.trailers.items()]
         return summary + ("\n\n" + "\n".join(lines) if lines else "") + "\n"
 
 
@@ -66,6 +67,12 @@ class WriteResult:
 
 def shard_name(number: int) -> str:
     return f"{number:04d}.jsonl"
+
+
+def shard_order(name: str) -> tuple[int, str]:
+    """Numeric order of shard files (``10000.jsonl`` after ``9999.jsonl``)."""
+    stem = name.split(".", 1)[0]
+    return (int(stem) if stem.isdigit() else -1, name)
 
 
 class Ledger:
@@ -130,9 +137,9 @@ class Ledger:
         for month, is_dir in gitio.tree_names(self.repo, tree, stream):
             if not is_dir:
                 continue
-            for name, sub_is_dir in gitio.tree_names(self.repo, tree, f"{stream}/{month}"):
-                if not sub_is_dir and name.endswith(".jsonl"):
-                    out.append(f"{stream}/{month}/{name}")
+            names = [name for name, sub_is_dir in gitio.tree_names(self.repo, tree, f"{stream}/{month}")
+                     if not sub_is_dir and name.endswith(".jsonl")]
+            out.extend(f"{stream}/{month}/{name}" for name in sorted(names, key=shard_order))
         return out
 
     def lines(self, stream: str, *, newest_first: bool = False,
@@ -279,8 +286,8 @@ class Ledger:
 
         for (stream, month), batch in grouped.items():
             directory = f"{stream}/{month}"
-            names = [n for n, is_dir in gitio.tree_names(repo, base, directory)
-                     if not is_dir and n.endswith(".jsonl")]
+            names = sorted((n for n, is_dir in gitio.tree_names(repo, base, directory)
+                            if not is_dir and n.endswith(".jsonl")), key=shard_order)
             payload = "".join(r.line() + "\n" for r in batch).encode()
             existing = b""
             if names:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from meridian import gitio
 from meridian.errors import MeridianError
-from meridian.ledger import SHARD_BYTES, shard_name
+from meridian.ledger import SHARD_BYTES, shard_name, shard_order
 
 
 def _split(repo: gitio.Repository, tree: object) -> tuple[dict[str, dict[str, gitio.Oid]],
@@ -52,7 +52,7 @@ def preferred(a: bytes, b: bytes) -> bytes:
 def stream_lines(repo: gitio.Repository, shards: dict[str, gitio.Oid]) -> dict[str, bytes]:
     """{record id: line} of a stream's shards, refusing corrupt lines."""
     by_id: dict[str, bytes] = {}
-    for path in sorted(shards):
+    for path in sorted(shards, key=lambda p: (p.rsplit("/", 1)[0], shard_order(p.rsplit("/", 1)[1]))):
         for line in gitio.read_blob(repo, shards[path]).splitlines():
             try:
                 rid = json.loads(line)["id"]

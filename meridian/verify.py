@@ -255,9 +255,16 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
     # Ids already in each stream, carried along the walk (read once per stream, lazily).
     ids_at: dict[str, set[str]] = {}
     ids_commit: gitio.Oid | None = None
+    boundary = gitio.shallow_boundary(repo)
     for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
         report.commits += 1
         commit = str(info.oid)
+        if commit in boundary:
+            report.problems.append(Problem(
+                commit, ledger.branch, None, None,
+                "history incomplete: this is a shallow clone and the commits before this one "
+                "are missing; fetch the whole branch with `meridian sync`"))
+            return report
         if len(info.parents) > 1:
             report.problems.extend(_check_merge(ledger, info))
             ids_at, ids_commit = {}, info.oid

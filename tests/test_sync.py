@@ -212,3 +212,21 @@ def test_a_remote_that_refuses_the_push_is_an_error_not_a_retry_loop(
     err = capsys.readouterr().err
     assert err.startswith("meridian: git push origin meridian/state was refused:")
     assert "pre-receive hook declined" in err and err.count("\n") == 1
+
+
+def test_verify_refuses_to_vouch_for_a_shallow_state_branch(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    for n in range(4):
+        Ledger.open(a).emit("test.append", {"n": n})
+    sync(a, monkeypatch)
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", "--no-single-branch", f"file://{remote}", str(shallow))
+    git(shallow, "branch", "meridian/state", "origin/meridian/state")
+    monkeypatch.chdir(shallow)
+    capsys.readouterr()
+    assert main(["verify", "--full"]) == 1
+    assert "history incomplete: this is a shallow clone" in capsys.readouterr().out
+    sync(shallow, monkeypatch)  # fetches the state branch in full
+    assert main(["verify", "--full"]) == 0
