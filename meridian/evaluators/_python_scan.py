@@ -76,15 +76,54 @@ def _empty_body_kind(body: list[ast.stmt]) -> str | None:
 
 
 def _admits_unfinished(node: ast.expr | None) -> bool:
-    """A literal string (or the first argument of an exception) saying "not implemented"."""
+    """A literal string (or the first argument of an exception) saying "not implemented"
+    or holding a TODO/FIXME marker (``raise RuntimeError("TODO")``)."""
     if isinstance(node, ast.Call) and node.args:
         node = node.args[0]
     if isinstance(node, ast.JoinedStr):
         text = "".join(v.value for v in node.values if isinstance(v, ast.Constant)
                        and isinstance(v.value, str))
-        return bool(ADMISSION.search(text))
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) \
-        and bool(ADMISSION.search(node.value))
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    else:
+        return False
+    return bool(ADMISSION.search(text) or MARKER.search(text))
+
+
+_NO_VALUE = object()
+_HOLDS_WHEN_EQUAL = (ast.Eq, ast.Is, ast.LtE, ast.GtE)
+_HOLDS_WHEN_DIFFERENT = (ast.NotEq, ast.IsNot)
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_VALUE
+
+
+def _always_holds(node: ast.expr) -> bool:
+    """``True``, ``"ok"``, ``1 == 1``: literals only, and true whatever the code does."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _literal(node.left), _literal(node.comparators[0])
+        if left is _NO_VALUE or right is _NO_VALUE:
+            return False
+        if isinstance(node.ops[0], _HOLDS_WHEN_EQUAL):
+            return bool(left == right)
+        return isinstance(node.ops[0], _HOLDS_WHEN_DIFFERENT) and bool(left != right)
+    value = _literal(node)
+    return value is not _NO_VALUE and bool(value)
+
+
+def _trivial_assert_call(node: ast.Call) -> bool:
+    """``self.assertTrue(True)`` and ``self.assertEqual(1, 1)``: `assert True` as a method."""
+    name = _dotted(node.func).split(".")[-1]
+    if name in ("assertTrue", "assert_") and node.args:
+        return _always_holds(node.args[0])
+    if name in ("assertEqual", "assertEquals", "assertIs") and len(node.args) >= 2:
+        left, right = _literal(node.args[0]), _literal(node.args[1])
+        return left is not _NO_VALUE and left == right
+    return False
 
 
 @dataclass
@@ -184,7 +223,9 @@ class _Scanner:
                 if owner is not None and (owner.exempt or self._is_test(owner)):
                     continue
                 where = f"`{owner.node.name}`" if owner else "code outside any function"
-                if _dotted(node.exc) in ("NotImplementedError", "builtins.NotImplementedError"):
+                # `raise NotImplemented` (the constant, a common slip) is a stub too.
+                if _dotted(node.exc) in ("NotImplementedError", "builtins.NotImplementedError",
+                                         "NotImplemented"):
                     index = self.add("stub_code", "high", node.lineno,
                                      f"{where} raises NotImplementedError: not implemented")
                 elif _admits_unfinished(node.exc):
@@ -245,8 +286,10 @@ class _Scanner:
                 continue
             if _can_fail(fn.node):
                 continue
-            if any(isinstance(node, ast.Assert) for node in ast.walk(fn.node)):
-                why = "its only assertions always hold (e.g. `assert True`)"
+            if any(isinstance(node, ast.Assert)
+                   or (isinstance(node, ast.Call) and _trivial_assert_call(node))
+                   for node in ast.walk(fn.node)):
+                why = "its only assertions always hold (e.g. `assert True`, `assert 1 == 1`)"
             else:
                 why = "no assert, no expected-exception check, no assert helper"
             self.add("hollow_test", "high", fn.start, f"test `{fn.node.name}` cannot fail: {why}")
@@ -282,15 +325,15 @@ class _Scanner:
 def _can_fail(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(fn):
         if isinstance(node, ast.Assert):
-            always_true = isinstance(node.test, ast.Constant) and bool(node.test.value)
-            if not always_true:
+            if not _always_holds(node.test):
                 return True
         elif isinstance(node, ast.Raise) and node.exc is not None:
             if _dotted(node.exc) != "NotImplementedError":
                 return True
         elif isinstance(node, ast.Call):
             name = _dotted(node.func).split(".")[-1]
-            if name in FAILING_CALLS or ASSERT_HELPER.match(name):
+            if name in FAILING_CALLS or (ASSERT_HELPER.match(name)
+                                         and not _trivial_assert_call(node)):
                 return True
     return False
 
@@ -305,7 +348,9 @@ def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool =
         if not truncated:
             line = max(getattr(err, "lineno", None) or 1, 1)
             reason = getattr(err, "msg", str(err))
-            scanner.add("syntax_error", "medium", line, f"file does not parse as Python: {reason}")
+            # High: a file ast cannot read hides its stubs and hollow tests from every
+            # other check, so it must not pass on the strength of what was not seen.
+            scanner.add("syntax_error", "high", line, f"file does not parse as Python: {reason}")
         scanner.markers(comment_lines)
         for line, text in comment_lines:
             if COMMENTED_TEST.match(text.strip()):

@@ -3,7 +3,8 @@
 It does not judge the acceptance criteria (only a reader can); it looks for objective
 signs that work is missing or cannot be trusted, each a finding with a stable check id:
 
-    missing_artifact  a declared artifact glob matched no file              high
+    missing_artifact  a declared artifact glob matched no file, or the gate  high
+                      has no artifact file and no check (nothing to judge)
     failing_check     a gate check exited non-zero, timed out or never ran  high
     stub_code         NotImplementedError, do-nothing bodies, placeholder   high
                       returns next to TODO markers; a bare TODO/FIXME/XXX/
@@ -12,7 +13,8 @@ signs that work is missing or cannot be trusted, each a finding with a stable ch
     hollow_test       a test that cannot fail (no assert of any kind)       high
     skipped_test      skip/skipif/xfail/only/todo, commented-out tests      medium
     empty_file        an artifact that is empty or only whitespace          medium
-    syntax_error      a Python artifact that does not parse                 medium
+    syntax_error      a Python artifact that does not parse (the stub and   high
+                      test checks cannot read it, so it must not pass)
 
 Scores: every dimension starts at 10; each finding subtracts the points in
 ``PENALTIES[check]`` times ``SEVERITY_FACTOR[severity]`` from the dimensions listed;
@@ -124,6 +126,11 @@ def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -
         issues += [Issue(severity="high", file=glob, check="missing_artifact",
                          message=f"declared artifact `{glob}` matched no file")
                    for glob in bundle.unmatched_globs]
+        if not bundle.artifacts and not bundle.checks and not bundle.unmatched_globs:
+            # No evidence at all must not score 10 out of 10.
+            issues.append(Issue(severity="high", check="missing_artifact",
+                                message="the gate has no artifact file and no check: there is "
+                                        "no evidence to judge; declare `artifacts:` or `checks:`"))
     if "failing_check" not in disabled:
         issues += [Issue(severity="high", check="failing_check", message=_describe_check(c))
                    for c in bundle.checks if not c.passed]

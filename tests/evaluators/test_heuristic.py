@@ -216,6 +216,44 @@ def helper_without_assert():
     assert "always hold" in next(i.message for i in issues if i.line == 11)
 
 
+def test_assertions_about_constants_do_not_make_a_test_able_to_fail() -> None:
+    source = '''\
+import unittest
+
+
+def test_compares_literals():
+    assert 1 == 1
+
+
+class TestCart(unittest.TestCase):
+    def test_true_is_true(self):
+        self.assertTrue(True)
+
+    def test_reads_the_code(self):
+        self.assertEqual(total([1.0]), 1.0)
+
+    def test_mock_without_arguments(self):
+        charge.assert_called_once()
+'''
+    issues = scan_files({"tests/test_cart.py": source})
+    assert found(issues) == {("tests/test_cart.py", 4, "hollow_test", "high"),
+                             ("tests/test_cart.py", 9, "hollow_test", "high")}
+    assert all("always hold" in i.message for i in issues)
+
+
+def test_raise_not_implemented_constant_and_todo_errors_are_stubs() -> None:
+    source = '''\
+def charge(amount):
+    raise NotImplemented
+
+
+def refund(amount):
+    raise RuntimeError("TODO: refunds")
+'''
+    assert found(scan_files({"src/pay.py": source})) == {
+        ("src/pay.py", 2, "stub_code", "high"), ("src/pay.py", 6, "stub_code", "high")}
+
+
 def test_unittest_assert_methods_count_and_non_test_files_have_no_hollow_tests() -> None:
     unittest_source = '''\
 import unittest
@@ -388,8 +426,26 @@ def test_empty_files_are_medium_except_conventional_empty_files() -> None:
 def test_unparseable_python_is_reported_and_other_text_only_for_markers() -> None:
     issues = scan_files({"src/broken.py": "def f(:\n    return 1\n",
                          "DATA_CONTRACT.md": "# Baseline\nTBD\n\n# Metric\naccuracy\n"})
-    assert found(issues) == {("src/broken.py", 1, "syntax_error", "medium"),
+    assert found(issues) == {("src/broken.py", 1, "syntax_error", "high"),
                              ("DATA_CONTRACT.md", 2, "stub_code", "low")}
+
+
+def test_a_stub_hidden_in_a_file_that_does_not_parse_cannot_pass() -> None:
+    hidden = "def f(:\n    pass\n\n\ndef g():\n    raise NotImplementedError\n"
+    verdict = evaluate(make_bundle({"src/shop/cart.py": hidden}), HEURISTIC)
+    assert not verdict.passed
+    assert [(i.severity, i.check, i.where()) for i in verdict.issues] == [
+        ("high", "syntax_error", "src/shop/cart.py:1")]
+
+
+def test_a_gate_with_no_evidence_at_all_cannot_pass() -> None:
+    verdict = evaluate(make_bundle({}, checks=[], artifact_globs=[]), HEURISTIC)
+    assert not verdict.passed
+    assert [(i.severity, i.check, i.message) for i in verdict.issues] == [
+        ("high", "missing_artifact", "the gate has no artifact file and no check: there is "
+                                     "no evidence to judge; declare `artifacts:` or `checks:`")]
+    # A check alone is evidence.
+    assert evaluate(make_bundle({}, artifact_globs=[]), HEURISTIC).passed
 
 
 def test_disabled_checks_are_not_run() -> None:
