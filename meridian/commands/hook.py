@@ -39,8 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import sys
 
+    # pydantic scans every installed distribution's entry points for plugins when it
+    # builds its first model; a hook has no plugins and runs on every commit.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     if args.verb == "pre-commit":
         from meridian.hooks import precommit
 

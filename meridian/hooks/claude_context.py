@@ -76,9 +76,9 @@ def session_context(repo: gitio.Repository, facts: ProjectFacts) -> tuple[str, s
     snapshot = load_snapshot(repo, facts.branch)
     statuses = derive_states(ledger, graph, folds=snapshot.gate_folds(), check_stale=False)
     current = next((s for s in statuses.values() if s.state in CURRENT_STATES), None)
-    lines = [f"Meridian gates this repository ({_shown_path(graph.path, facts.root)}): a gate "
+    lines = [(f"Meridian gates this repository ({_shown_path(graph.path, facts.root)}): a gate "
              "advances only when an independent evaluator passes its artifacts. Files of locked "
-             "gates are refused; do not stop while your gate's verdict has failed."]
+             "gates are refused; do not stop while your gate's verdict has failed.")]
     gate = current.gate if current else None
     if current is None:
         ready = [s.gate for s in statuses.values() if s.state == "open"]

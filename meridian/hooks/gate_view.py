@@ -8,6 +8,7 @@ incrementally) and fall back on the gates package's own ``derive_states`` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,12 @@ def issue_lines(document: Any) -> list[str]:
     return lines
 
 
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    from meridian.gates import globs
+
+    return lambda path: globs.matches_any(patterns, path)
+
+
 def _shown(files: list[str]) -> str:
     return ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
 
@@ -98,13 +105,13 @@ def unfinished_work(repo: gitio.Repository, facts: ProjectFacts) -> UnfinishedWo
                     summary=(f"gate {gate} failed its last verdict (overall {fold.get('overall')}) "
                              "and its artifacts are unchanged since"),
                     instructions="\n".join([
-                        f"Meridian: do not stop yet. Gate {gate} failed its last verdict "
+                        (f"Meridian: do not stop yet. Gate {gate} failed its last verdict "
                         f"(overall {fold.get('overall')}, threshold {fold.get('threshold')}) and "
-                        "its artifacts have not changed since, so its blocking issues still stand:",
+                        "its artifacts have not changed since, so its blocking issues still stand:"),
                         *issues[:10],
                         *([f"- ... and {len(issues) - 10} more"] if len(issues) > 10 else []),
-                        f"Fix them, then run `meridian gate submit {gate}` and continue until it "
-                        f"passes (`meridian why {gate}` shows the whole verdict).",
+                        (f"Fix them, then run `meridian gate submit {gate}` and continue until it "
+                        f"passes (`meridian why {gate}` shows the whole verdict)."),
                     ]))
             changed = gitio.tree_changed_files(repo, str(fold.get("subject")), current) or []
             return UnfinishedWork(
@@ -116,7 +123,7 @@ def unfinished_work(repo: gitio.Repository, facts: ProjectFacts) -> UnfinishedWo
                     f"Run `meridian gate submit {gate}`; if it fails, fix the issues it lists "
                     "and submit again."))
         base = fold.get("base_commit")
-        before = gitio.files_at_commit(repo, base, lambda p: globs.matches_any(spec.artifacts, p)) \
+        before = gitio.files_at_commit(repo, base, _matcher(tuple(spec.artifacts))) \
             if base else {}
         started_from = gitio.tree_of_files(repo, before)
         if current == started_from:

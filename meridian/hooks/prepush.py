@@ -129,24 +129,24 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts) -> list[Refusal]:
         return []
     runs = store.index(ledger)
     refusals = []
+    every = store.index(ledger, include_pruned=True)
     for baseline in pinned:
-        base_entry = next((e for e in store.index(ledger, include_pruned=True)
-                           if e.run_id == baseline.run_id), None)
+        base_entry = next((e for e in every if e.run_id == baseline.run_id), None)
         if base_entry is None:
             continue
         same_suite = [e for e in runs if e.data.suite_hash == base_entry.data.suite_hash]
-        if not same_suite or same_suite[-1].run_id == baseline.run_id:
+        if not same_suite or same_suite[-1].run_id == base_entry.run_id:
             continue
         latest = same_suite[-1]
         result = compare.compare(store.load_run(ledger, latest.run_id),
-                                 store.load_run(ledger, baseline.run_id),
+                                 store.load_run(ledger, base_entry.run_id),
                                  a_ref=latest.run_id, b_ref=f"baseline:{baseline.name}")
         if not compare.gate_failed(result):
             continue
         tasks = [change.task_id for change in result.regressions]
         refusals.append(Refusal(
             reason=(f"suite {base_entry.data.suite}: the latest run {latest.run_id} regresses "
-                    f"against baseline {baseline.name} (run {baseline.run_id}): "
+                    f"against baseline {baseline.name} (run {base_entry.run_id}): "
                     f"{len(tasks)} task(s) passed there and fail now"),
             next_step=(f"see `meridian eval compare {latest.run_id} baseline:{baseline.name}`; "
                        "fix the agent and run the suite again, or, if the change is intended, "

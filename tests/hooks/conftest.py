@@ -60,7 +60,7 @@ class Proc:
 def run_git(cwd: Path, *args: str, input: str | None = None) -> Proc:
     """Real git; returns the outcome instead of raising (hooks may refuse)."""
     return Proc(subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                               input=input))
+                               input=input, check=False))
 
 
 def write(root: Path, relative: str, text: str) -> Path:

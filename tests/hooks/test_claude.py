@@ -37,7 +37,7 @@ def claude(root: Path, event: str, payload: dict[str, Any] | str, *,
                               "cwd": str(cwd or root), "hook_event_name": event,
                               "permission_mode": "default", **payload})
     proc = subprocess.run(_command(root, event), shell=True, input=payload, cwd=cwd or root,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     return Proc(proc)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,12 +184,10 @@ def test_stub_falls_back_to_meridian_on_path(project: Path, tmp_path: Path) -> N
     fake.write_text(f"#!/bin/sh\necho \"fallback $*\" > {tmp_path / 'fallback.log'}\nexit 0\n")
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    import subprocess
-
     write(project, "notes.txt", "x\n")
     git(project, "add", "notes.txt")
     proc = subprocess.run(["git", "commit", "-q", "-m", "n"], cwd=project, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "fallback.log").read_text() == "fallback hook pre-commit\n"
 
@@ -196,15 +196,13 @@ def test_stub_without_any_meridian_refuses_with_a_hint(project: Path, tmp_path: 
     install.install(gitio.open_repo(project), python="/nonexistent/python3")
     write(project, "notes.txt", "x\n")
     git(project, "add", "notes.txt")
-    import subprocess
-
-    git_dir = os.path.dirname(subprocess.run(["which", "git"], capture_output=True,
-                                             text=True).stdout.strip())
-    env = {**os.environ, "PATH": f"{git_dir}:/usr/bin:/bin"}
-    env["PATH"] = ":".join(p for p in env["PATH"].split(":")
-                           if not (Path(p) / "meridian").exists())
+    git_path = shutil.which("git")
+    assert git_path is not None
+    # git, sh and coreutils, but no directory holding a `meridian` executable.
+    path = [os.path.dirname(git_path), "/usr/bin", "/bin"]
+    env = {**os.environ, "PATH": ":".join(p for p in path if not (Path(p) / "meridian").exists())}
     proc = subprocess.run(["git", "commit", "-q", "-m", "n"], cwd=project, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert ("meridian: cannot run the pre-commit hook: /nonexistent/python3 is gone and "
             "`meridian` is not on PATH; reinstall with `meridian hooks install`") in proc.stderr

@@ -104,11 +104,11 @@ def test_a_locked_gate_file_is_refused_naming_the_gate_and_its_needs(hooked: Pat
     assert result.code == 1
     assert result.err.splitlines() == [
         "meridian pre-commit: commit refused (1 problem)",
-        "- 1 staged file(s) belong to gate api, which is locked: its needs have not passed: "
-        "schema (open)",
+        ("- 1 staged file(s) belong to gate api, which is locked: its needs have not passed: "
+        "schema (open)"),
         "    api/app.py",
-        "  next: start schema first: meridian gate start schema, or leave these files out of "
-        "the commit: git restore --staged -- api/app.py",
+        ("  next: start schema first: meridian gate start schema, or leave these files out of "
+        "the commit: git restore --staged -- api/app.py"),
     ]
     [event] = blocked_events(hooked, "pre-commit")
     assert (event.data["gate"], event.data["files"], event.data["rule"]) == (
@@ -160,8 +160,7 @@ def test_an_invalid_gate_graph_refuses_naming_file_and_line(hooked: Path) -> Non
     assert title == "meridian pre-commit: commit refused (1 problem)"
     # The location comes from the gate graph loader (`meridian status` prints the same).
     assert reason.startswith("- invalid Meridian configuration: .meridian/gates.yaml:4: gates")
-    assert reason.endswith("needs[0]: unknown gate 'nope' (gates: a)") \
-        or reason.endswith("needs.0: unknown gate 'nope' (gates: a)")
+    assert reason.endswith(("needs[0]: unknown gate 'nope' (gates: a)", "needs.0: unknown gate 'nope' (gates: a)"))
     assert next_step == ("  next: fix that file and commit again (`meridian status` reads it the "
                          "same way)")
 
@@ -222,7 +221,7 @@ print(code, sorted({m.split(".")[0] for m in sys.modules} & heavy),
 
 def _probe(root: Path) -> str:
     proc = subprocess.run([PYTHON, "-c", HOT_PATH_PROBE], cwd=root, capture_output=True,
-                          text=True)
+                          text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 

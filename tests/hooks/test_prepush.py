@@ -59,8 +59,8 @@ def test_a_regression_against_the_pinned_baseline_refuses_the_push(
     lines = result.err.splitlines()
     assert lines[:5] == [
         "meridian pre-push: push to origin refused (1 problem)",
-        f"- suite reference: the latest run {latest} regresses against baseline main "
-        f"(run {baseline}): 3 task(s) passed there and fail now",
+        (f"- suite reference: the latest run {latest} regresses against baseline main "
+        f"(run {baseline}): 3 task(s) passed there and fail now"),
         "    multiply",
         "    average_two_numbers",
         "    power_of_two",
@@ -121,8 +121,8 @@ def test_a_stale_gate_refuses_the_push_when_the_config_asks(hooked: Path, remote
         "meridian pre-push: push to origin refused (1 problem)",
         "- gate schema passed, but its artifacts changed since the verdict (1 file(s))",
         "    schema/shapes.py",
-        "  next: have the change judged: meridian gate submit schema (or set "
-        "hooks.block_stale_on_push: false in .meridian/config.yaml)",
+        ("  next: have the change judged: meridian gate submit schema (or set "
+        "hooks.block_stale_on_push: false in .meridian/config.yaml)"),
     ]
     assert result.err.splitlines()[4].startswith("error: failed to push some refs")
     [event] = blocked_events(hooked, "pre-push")
@@ -136,19 +136,20 @@ def test_a_stale_gate_refuses_the_push_when_the_config_asks(hooked: Path, remote
 
 def test_corrupt_memory_refuses_the_push(hooked: Path, remote: Path) -> None:
     ledger = Ledger.open(hooked)
-    pattern = ledger.record("memory.semantic", {"text": "Small commits review faster.",
-                                                "confidence": 0.7})
-    # Written twice by something that bypassed the store: every line is valid on its own.
-    ledger.commit(Write(summary="hand-written memory").add("memory/semantic", pattern)
-                  .add("memory/semantic", pattern))
+    # Valid on its own (so the ledger accepts the line), but it amends a correction that
+    # does not exist: something bypassed the memory store.
+    orphan = ledger.record("memory.correction", {"gate": "schema", "amends": "f" * 32,
+                                                 "root_cause": "unclear spec"})
+    ledger.commit(Write(summary="hand-written memory").add("memory/corrections", orphan))
     result = run_git(hooked, "push", "-q", "origin", "main")
     assert result.code == 1
-    reason = result.err.splitlines()[1]
-    assert reason.startswith("- stored memory is corrupt (1 bad line(s)): meridian/state:memory/"
-                             "semantic/")
-    assert "duplicate of memory/semantic/" in reason and pattern.id in reason
-    assert result.err.splitlines()[2] == (
+    lines = result.err.splitlines()
+    assert lines[1].startswith("- stored memory is corrupt (1 bad line(s)): meridian/state:memory/"
+                               "corrections/")
+    assert lines[1].endswith(f"corrections.amends: no earlier correction has id {'f' * 32}")
+    assert lines[2] == (
         "  next: run `meridian memory verify` to list them; push again once memory is intact")
+    assert _remote_main(remote) is None
 
 
 def test_ref_lines_from_git_and_from_the_pre_commit_framework(
