@@ -320,12 +320,15 @@ def _merge(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     import json
 
+    from meridian.errors import MeridianError
     from meridian.evals import store
 
+    if args.limit is not None and args.limit < 1:
+        raise MeridianError(f"-n: expected a number >= 1, got {args.limit}")
     ledger = _ledger()
     entries = list(reversed(store.index(ledger, include_pruned=args.all)))
     if args.limit is not None:
-        entries = entries[: max(0, args.limit)]
+        entries = entries[: args.limit]
     pinned: dict[str, list[str]] = {}
     for baseline in store.baselines(ledger):
         if baseline.run_id:

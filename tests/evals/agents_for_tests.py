@@ -10,7 +10,8 @@ hold a passing task, a failing one, a raising one and a hanging one:
     spawn_hang  start ``sleep 3600``, write its pid to ``metadata.pid_file``, sleep
     exit        os._exit(7) (the worker process dies)
     transient   raise ConnectionError the first ``metadata.failures`` times (counted in
-                the file ``metadata.counter``, since retries may land in another worker)
+                the file ``metadata.counter``, since retries may land in another worker;
+                each attempt's start time is appended to ``<counter>.times``)
     secret      answer ``expected`` with an API key in a tool step's input and output
     leak        put the API key everywhere an agent can: a failed step's error, a
                 step output (plain and base64-encoded), a Basic auth header, a URL
@@ -64,6 +65,8 @@ class ScriptedAgent:
             counter = Path(str(task.metadata["counter"]))
             seen = int(counter.read_text()) if counter.exists() else 0
             counter.write_text(str(seen + 1))
+            with Path(f"{counter}.times").open("a") as times:  # when each attempt started
+                times.write(f"{time.time()}\n")
             if seen < int(str(task.metadata.get("failures", 1))):
                 raise ConnectionError("connection reset by peer")
         if behavior == "slow":

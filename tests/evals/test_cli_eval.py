@@ -215,6 +215,8 @@ def test_bad_references(suite: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert capsys.readouterr().err.startswith("meridian: no run matches 'nope'")
     assert main(["eval", "compare", "latest", "baseline:missing"]) == 2
     assert "no baseline named 'missing' (baselines: none;" in capsys.readouterr().err
+    assert main(["eval", "list", "-n", "0"]) == 2
+    assert capsys.readouterr().err == "meridian: -n: expected a number >= 1, got 0\n"
 
 
 def test_graders_report_prune(suite: Path, repo_with_commit: Path,

@@ -87,6 +87,8 @@ def test_adding_a_grader_is_one_decorated_function(scratch_registry: None) -> No
       "missing ), unterminated subpattern at position 0, got '('")),
     ("regex_match", {"pattern": "a", "mode": "match"},
      "grader 'regex_match' argument 'mode': input should be 'search' or 'fullmatch', got 'match'"),
+    ("numeric_tolerance", {"rel": -0.1},
+     "grader 'numeric_tolerance' argument 'rel': input should be greater than or equal to 0, got -0.1"),
     ("exact_match", {"case_sensitive": "yes"},
      "grader 'exact_match' argument 'case_sensitive': input should be a valid boolean, got 'yes'"),
     ("llm_judge", {"api_key": "sk-x"},
@@ -137,8 +139,8 @@ def test_status_passes_only_when_every_grader_passed() -> None:
     assert graders.grade_task(task, trajectory(output="a")).status == "pass"
     assert graders.grade_task(task, trajectory(output="b")).status == "fail"
     assert graders.task_status([]) == "fail"
-    infra = graders.infra_result(task, "agent raised ValueError: x", attempts=3)
-    assert (infra.status, infra.error, infra.attempts) == ("infra_error", "agent raised ValueError: x", 3)
+    passing = graders.grade(task, trajectory(output="a"))
+    assert graders.task_status(passing, error="agent raised ValueError: x") == "infra_error"
 
 
 # ------------------------------------------------------------------ exact_match
@@ -254,6 +256,21 @@ def test_json_schema_match_strips_a_code_fence() -> None:
     assert run("json_schema_match", make_task(), trajectory(output=fenced), schema=SCHEMA).passed
 
 
+@pytest.mark.parametrize(("text", "body"), [
+    ("```true```", "true"), ("```42```", "42"), ('```{"n": 3}```', '{"n": 3}'),
+    ('```json {"n": 3}```', '{"n": 3}'), ('```JSON\r\n{"n": 3}\r\n```', '{"n": 3}'),
+    ('```\n[1]\n```', "[1]"), ('cut off: ```json\n{"n": 3}', '{"n": 3}'),
+    ('no fence {"n": 3} ', 'no fence {"n": 3}'),
+])
+def test_strip_code_fence_keeps_the_body(text: str, body: str) -> None:
+    assert strip_code_fence(text) == body
+
+
+def test_json_schema_match_inline_fence_without_language() -> None:
+    assert run("json_schema_match", make_task(), trajectory(output="```7```"),
+               schema={"type": "integer"}).passed
+
+
 def test_json_schema_match_uses_full_json_schema() -> None:
     score = run("json_schema_match", make_task(), trajectory(output='{"n": "3"}'), schema=SCHEMA)
     assert score.detail == "schema violation at n: '3' is not of type 'integer'"
@@ -335,6 +352,10 @@ def test_canonical_arguments_equate_int_and_float_and_ignore_key_order() -> None
     assert canonical_arguments({"a": 1, "b": [2.0, {"c": 3}]}) == canonical_arguments({"b": [2, {"c": 3.0}], "a": 1.0})
     assert canonical_arguments({"a": True}) != canonical_arguments({"a": 1})
     assert canonical_arguments("1") != canonical_arguments(1)
+    # Integers compare exactly (no float rounding) and never overflow.
+    assert canonical_arguments(2**53 + 1) != canonical_arguments(2**53)
+    assert canonical_arguments(10**400) == str(10**400)
+    assert canonical_arguments(1e15) == canonical_arguments(10**15)
 
 
 def test_no_redundant_calls_flags_same_tool_same_arguments() -> None:

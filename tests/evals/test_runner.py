@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -102,6 +103,20 @@ def test_transient_errors_are_retried_with_backoff(tmp_path: Path) -> None:
     assert gives_up.trials[0].error == (
         "transient error persisted after 3 attempts: ConnectionError: connection reset by peer")
     assert (tmp_path / "c2").read_text() == "3"
+
+
+@pytest.mark.parametrize("isolation", [True, False])
+def test_retries_wait_an_exponential_backoff(tmp_path: Path, isolation: bool) -> None:
+    counter = tmp_path / "c"
+    suite = load_suite(write_suite(tmp_path / "s.yaml", [
+        {"id": "flaky", "behavior": "transient", "counter": str(counter), "failures": 2}]))
+    run = run_suite(suite, SCRIPTED, RunOptions(workers=1, isolation=isolation,
+                                                max_attempts=3, retry_backoff_s=0.2))
+    assert run.results[0].trials[0].attempts == 3
+    starts = [float(line) for line in Path(f"{counter}.times").read_text().split()]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    # Lower bounds only: the 2nd try waits >= 0.2s, the 3rd >= 0.4s (doubled).
+    assert len(gaps) == 2 and gaps[0] >= 0.2 and gaps[1] >= 0.4
 
 
 def test_transient_classification() -> None:

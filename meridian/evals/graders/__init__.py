@@ -43,7 +43,6 @@ __all__ = [
     "grade",
     "grade_task",
     "grader",
-    "infra_result",
     "missing_requirement",
     "names",
     "run_grader",
@@ -75,17 +74,4 @@ def grade_task(
     infra = [s for s in scores if s.infra_error]
     error = "; ".join(f"{s.name}: {s.detail}" for s in infra) if infra else None
     return TaskResult(task_id=task.id, epoch=epoch, status=status, scores=scores,
-                      trajectory=trajectory, error=error, attempts=attempts)
-
-
-def infra_result(
-    task: Task,
-    error: str,
-    *,
-    epoch: int = 0,
-    attempts: int = 1,
-    trajectory: Trajectory | None = None,
-) -> TaskResult:
-    """A task the harness could not get a trajectory for (agent raised, timed out, ...)."""
-    return TaskResult(task_id=task.id, epoch=epoch, status="infra_error", scores=[],
                       trajectory=trajectory, error=error, attempts=attempts)

@@ -8,7 +8,7 @@ import re
 from typing import Annotated, Any, Literal
 
 import jsonschema
-from pydantic import AfterValidator, JsonValue
+from pydantic import AfterValidator, Field, JsonValue
 
 from meridian.evals.graders.registry import grader
 from meridian.evals.types import Score, Task, Trajectory
@@ -95,9 +95,13 @@ def parse_number(value: JsonValue) -> tuple[float | None, str]:
     return number, note
 
 
+Tolerance = Annotated[float, Field(ge=0)]
+
+
 @grader("numeric_tolerance", kind="final_answer", requires=("expected",))
 def numeric_tolerance(
-    task: Task, trajectory: Trajectory, *, rel: float | None = None, abs: float | None = None
+    task: Task, trajectory: Trajectory, *, rel: Tolerance | None = None,
+    abs: Tolerance | None = None,
 ) -> Score:
     """Numeric comparison with the expected number, within `rel` and/or `abs` tolerance."""
     missing = _no_answer("numeric_tolerance", trajectory)
@@ -190,7 +194,10 @@ def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+# An info string ("json") is a word right after the fence that whitespace ends, so
+# ```true``` and ```42``` keep their bodies. An unclosed fence (a reply cut off at
+# max_tokens) runs to the end of the text.
+_FENCE = re.compile(r"```(?:[A-Za-z][\w+.-]*(?=\s))?(.*?)(?:```|\Z)", re.DOTALL)
 
 
 def strip_code_fence(text: str) -> str:

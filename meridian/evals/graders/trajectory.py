@@ -76,10 +76,11 @@ def canonical_arguments(value: JsonValue) -> str:
 def _normalise(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
-    if isinstance(value, int | float):
-        number = float(value)
-        # Integral numbers as ints so 1, 1.0 and 1e0 share one spelling.
-        return int(number) if number.is_integer() else number
+    if isinstance(value, int):
+        return value  # exact: 2**53 + 1 is not 2**53, and 10**400 does not overflow
+    if isinstance(value, float):
+        # Integral floats as ints so 1, 1.0 and 1e0 share one spelling.
+        return int(value) if value.is_integer() else value
     if isinstance(value, dict):
         return {str(key): _normalise(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
