@@ -11,7 +11,6 @@ call raises ``EvaluatorUnavailable``: neither pass nor fail.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import anthropic
@@ -22,6 +21,7 @@ from meridian.evaluators._base import Assessment, EvaluatorUnavailable
 from meridian.evaluators._bundle_text import render_bundle
 from meridian.evaluators._payload import VERDICT_SCHEMA, parse_reported
 from meridian.evaluators.models import Bundle, Usage
+from meridian.pricing import cost_usd
 
 TOOL_NAME = "record_verdict"
 DEFAULT_MAX_RETRIES = 2
@@ -60,36 +60,6 @@ VERDICT_TOOL: ToolParam = {
                    "issues found, and a short summary.",
     "input_schema": VERDICT_SCHEMA,
 }
-
-# USD per million tokens (input, output) by model family, as Anthropic published them
-# for standard use (not batch, not long-context) when this table was written. A model
-# matches its family name, a dated snapshot of it (``claude-opus-4-1-20250805``) or
-# ``-latest``. A model not listed is recorded at cost 0 with a note in the summary:
-# a guessed price would be worse than an admitted unknown.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "claude-opus-4-6": (5.0, 25.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4-0": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4-0": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
-    "claude-3-5-sonnet": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-3-opus": (15.0, 75.0),
-    "claude-3-haiku": (0.25, 1.25),
-}
-_SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{8}|latest)$")
-
-
-def price_per_mtok(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens, or None for a model not in the table."""
-    return PRICES_PER_MTOK.get(_SNAPSHOT_SUFFIX.sub("", model))
-
 
 def make_client(*, api_key: str, timeout_s: float, max_retries: int = DEFAULT_MAX_RETRIES,
                 http_client: Any | None = None) -> anthropic.Anthropic:
@@ -173,13 +143,11 @@ class AnthropicEvaluator:
     def _usage(self, response: Message, notes: list[str]) -> Usage:
         input_tokens = int(getattr(response.usage, "input_tokens", 0) or 0)
         output_tokens = int(getattr(response.usage, "output_tokens", 0) or 0)
-        prices = price_per_mtok(self.settings.model)
-        if prices is None:
+        cost = cost_usd(self.settings.model, input_tokens, output_tokens)
+        if cost is None:
             notes.append(f"cost unknown for model {self.settings.model} (no price entry); "
                          "recorded as 0")
             cost = 0.0
-        else:
-            cost = round((input_tokens * prices[0] + output_tokens * prices[1]) / 1_000_000, 6)
         return Usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost)
 
     def assess(self, bundle: Bundle) -> Assessment:

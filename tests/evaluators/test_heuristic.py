@@ -442,8 +442,8 @@ def test_a_gate_with_no_evidence_at_all_cannot_pass() -> None:
     verdict = evaluate(make_bundle({}, checks=[], artifact_globs=[]), HEURISTIC)
     assert not verdict.passed
     assert [(i.severity, i.check, i.message) for i in verdict.issues] == [
-        ("high", "missing_artifact", "the gate has no artifact file and no check: there is "
-                                     "no evidence to judge; declare `artifacts:` or `checks:`")]
+        ("high", "missing_artifact", ("the gate has no artifact file and no check: there is "
+                                      "no evidence to judge; declare `artifacts:` or `checks:`"))]
     # A check alone is evidence.
     assert evaluate(make_bundle({}, artifact_globs=[]), HEURISTIC).passed
 

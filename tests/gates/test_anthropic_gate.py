@@ -47,7 +47,7 @@ class FakeMessagesAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 api.requests.append(json.loads(self.rfile.read(length)))
                 api.api_keys.append(self.headers.get("x-api-key")

@@ -21,23 +21,10 @@ from typing import Any
 from meridian.evals.graders.final_answer import answer_text
 from meridian.evals.graders.registry import grader
 from meridian.evals.types import Score, Task, Trajectory, Usage
+from meridian.pricing import cost_usd
 
 # Not claude-sonnet-4-5: the SDK lists it as deprecated (end of life 2026-11-30).
 DEFAULT_MODEL = "claude-sonnet-4-6"
-
-# USD per million tokens (input, output) by model-name prefix, first match wins;
-# the same figures as the gate evaluator's table. Unknown models cost 0, said so.
-PRICES_PER_MTOK: tuple[tuple[str, float, float], ...] = (
-    ("claude-opus-4-6", 5.0, 25.0),
-    ("claude-opus-4-5", 5.0, 25.0),
-    ("claude-opus-4", 15.0, 75.0),
-    ("claude-sonnet-4", 3.0, 15.0),
-    ("claude-3-7-sonnet", 3.0, 15.0),
-    ("claude-3-5-sonnet", 3.0, 15.0),
-    ("claude-haiku-4", 1.0, 5.0),
-    ("claude-3-5-haiku", 0.8, 4.0),
-    ("claude-3-haiku", 0.25, 1.25),
-)
 
 SYSTEM_PROMPT = """\
 You grade the final answer of an AI agent against a rubric. Judge only the answer.
@@ -47,14 +34,6 @@ Scale: 5 fully meets the rubric; 4 meets it with a minor flaw; 3 partially meets
 2 mostly fails it; 1 fails it or does not answer."""
 
 DEFAULT_RUBRIC = "The answer is correct and agrees with the reference answer."
-
-
-def price(model: str, tokens_in: int, tokens_out: int) -> float | None:
-    """Cost in USD, or None when the model's price is unknown."""
-    for prefix, per_in, per_out in PRICES_PER_MTOK:
-        if model.startswith(prefix):
-            return round((tokens_in * per_in + tokens_out * per_out) / 1_000_000, 8)
-    return None
 
 
 def build_prompt(task: Task, trajectory: Trajectory, rubric: str) -> str:
@@ -162,7 +141,7 @@ def _api_failure(exc: Any) -> str:
 
 def _usage(model: str, tokens_in: int, tokens_out: int) -> Usage:
     return Usage(tokens_in=tokens_in, tokens_out=tokens_out,
-                 cost_usd=price(model, tokens_in, tokens_out) or 0.0)
+                 cost_usd=cost_usd(model, tokens_in, tokens_out) or 0.0)
 
 
 def _vote(verdicts: list[tuple[int, str]], threshold: float, usage: Usage, model: str) -> Score:
@@ -177,7 +156,7 @@ def _vote(verdicts: list[tuple[int, str]], threshold: float, usage: Usage, model
         detail += " (votes " + ", ".join(f"{s}:{c}" for s, c in sorted(counts.items())) + ")"
     if reason:
         detail += f": {reason}"
-    if price(model, 0, 0) is None:
+    if cost_usd(model, 0, 0) is None:
         detail += f" [no price known for {model}; cost counted as 0]"
     return Score(name="llm_judge", value=value, passed=value >= threshold, detail=detail, usage=usage)
 
