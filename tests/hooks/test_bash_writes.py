@@ -1,0 +1,47 @@
+"""``bash_writes.written_files``: which files a shell command writes, where it can be told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meridian.hooks.bash_writes import written_files
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("echo hi > a.txt", ["a.txt"]),
+    ("echo hi >>b.txt 2>&1", ["b.txt"]),
+    ("make 2> err.log >| out.log", ["err.log", "out.log"]),
+    ("cmd &> all.log", ["all.log"]),
+    ("cat <<EOF > c.py\nx > not-a-file\nEOF\ntouch after.txt", ["c.py", "after.txt"]),
+    ("cat <<'END' | tee -a d.txt e.txt\nbody\nEND", ["d.txt", "e.txt"]),
+    ("cp src.py dst.py", ["dst.py"]),
+    ("cp -r a b dir/", ["dir/a", "dir/b"]),
+    ("mv -t target one.py two.py", ["target/one.py", "target/two.py"]),
+    ("mv --target-directory=t x.py", ["t/x.py"]),
+    ("sed -i.bak 's/a/b/' f1 f2", ["f1", "f2"]),
+    ("sed -e 's/x/y/' -i g1", ["g1"]),
+    ("sed -Ei 's/x/y/' h1", ["h1"]),
+    ("touch -d 2020-01-01 stamp.txt", ["stamp.txt"]),
+    ("a && touch g | h; true || touch k", ["g", "k"]),
+    ("X=1 sudo env Y=2 tee /etc/conf > /dev/null", ["/etc/conf"]),
+    ("dd if=in.bin of=out.bin bs=1k", ["out.bin"]),
+    ("echo one \\\n  > continued.txt", ["continued.txt"]),
+])
+def test_written_files(command: str, expected: list[str], tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == expected
+
+
+@pytest.mark.parametrize("command", [
+    "ls -la", "cat a.txt", "sed 's/a/b/' f1", "echo x >&2", "echo x > /dev/null",
+    "echo $HOME > $OUT", "touch src/*.py", "echo `date` > `name`", "echo 'unterminated",
+    "git status  # > commented.txt", "python -c 'open(\"x\", \"w\")'",
+])
+def test_commands_whose_writes_cannot_be_told(command: str, tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == []
+
+
+def test_copy_into_an_existing_directory(tmp_path: Path) -> None:
+    (tmp_path / "dest").mkdir()
+    assert written_files("cp a.py dest", tmp_path) == ["dest/a.py"]

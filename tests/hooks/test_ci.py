@@ -1,0 +1,53 @@
+"""``meridian init --ci github``: the workflow template, copied and never clobbered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from tests.hooks.conftest import Proc
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / ".meridian-template" / "ci" / "github-actions.yml"
+
+
+def test_init_ci_github_copies_the_workflow_once(repo_with_commit: Path,
+                                                 cli: Callable[..., Proc]) -> None:
+    result = cli("init", "--no-hooks", "--ci", "github")
+    assert result.code == 0
+    assert "created .github/workflows/meridian.yml" in result.out.splitlines()
+    workflow = repo_with_commit / ".github" / "workflows" / "meridian.yml"
+    assert workflow.read_text() == TEMPLATE.read_text()
+    workflow.write_text("# my edits\n")
+    again = cli("init", "--no-hooks", "--ci", "github")
+    assert "  kept .github/workflows/meridian.yml (exists; not overwritten)" in again.out.splitlines()
+    assert workflow.read_text() == "# my edits\n"
+
+
+def test_an_unknown_ci_name_is_a_usage_error(repo_with_commit: Path,
+                                             cli: Callable[..., Proc]) -> None:
+    result = cli("init", "--no-hooks", "--ci", "jenkins")
+    assert result.code == 2
+    assert "invalid choice: 'jenkins'" in result.err
+
+
+def test_the_workflow_fetches_state_compares_comments_and_fails() -> None:
+    workflow = yaml.safe_load(TEMPLATE.read_text())
+    steps = workflow["jobs"]["evaluate"]["steps"]
+    scripts = "\n".join(str(step.get("run", "")) for step in steps)
+    assert 'git fetch --no-tags origin "+refs/heads/${MERIDIAN_STATE}:refs/heads/${MERIDIAN_STATE}"' \
+        in scripts
+    assert '"+refs/tags/meridian/*:refs/tags/meridian/*"' in scripts
+    assert "python -m pip install meridian" in scripts
+    assert 'meridian eval run "$SUITE" --agent "$AGENT" --offline' in scripts
+    assert ('meridian eval compare latest "baseline:${BASELINE}" --format markdown \\\n'
+            "  --fail-on-regression > meridian-compare.md") in scripts
+    comment = next(step for step in steps if step.get("uses", "").startswith("actions/github-script"))
+    assert "createComment" in comment["with"]["script"]
+    assert comment["if"] == "github.event_name == 'pull_request'"
+    fail = steps[-1]
+    assert fail["if"] == "steps.compare.outputs.exit_code != '0'"
+    assert 'exit "${{ steps.compare.outputs.exit_code }}"' in fail["run"]
+    assert workflow["permissions"]["pull-requests"] == "write"
