@@ -144,12 +144,23 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     switched_off = _disabled_mechanisms(project.root)
 
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
+    results = checks.run_checks(spec.checks, project.root, gate)
+    # The check results go into a verdict bound to ``snap.subject``: they must have run
+    # on exactly those files, not on something swapped in while they ran.
+    after = artifacts.snapshot(project.repo, project.root, spec.artifacts)
+    if after.subject != snap.subject:
+        changed = gitio.tree_changed_files(project.repo, snap.subject, after.subject) or []
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5
+                                          else "")
+        raise _refuse(project, gate, (
+            f"cannot submit {gate}: its artifacts changed while its checks ran "
+            f"({shown or 'the artifact set'}); a check must not write to the artifacts. "
+            f"Submit again once they are stable: meridian gate submit {gate}"))
     submitted: dict[str, object] = {"gate": gate, "subject": snap.subject}
     if self_score is not None:
         submitted["self_score"] = self_score
     ledger.emit(ev.SUBMITTED, submitted)
 
-    results = checks.run_checks(spec.checks, project.root, gate)
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
     settings = evaluator_settings(project.config, spec)
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)

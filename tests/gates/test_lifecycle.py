@@ -328,6 +328,29 @@ def test_evaluator_unavailable_leaves_the_gate_unchanged(project, write_gates, c
     assert cli("status").out.splitlines()[1].split()[:3] == ["1", "docs", "in_progress"]
 
 
+def test_artifacts_changed_by_a_check_refuse_the_submission(project, write_gates, cli,
+                                                             events) -> None:
+    # The verdict would bind check results to files the checks did not run on.
+    write_gates("""
+        gates:
+          - id: docs
+            artifacts: ["docs/**"]
+            checks:
+              - run: echo generated >> docs/guide.md
+    """)
+    write(project, "docs/guide.md", "# Guide\n\nInstall with pip.\n")
+    cli("gate", "start", "docs")
+    result = cli("gate", "submit", "docs")
+    assert result.code == 2
+    assert result.err == (
+        "meridian: cannot submit docs: its artifacts changed while its checks ran "
+        "(docs/guide.md); a check must not write to the artifacts. Submit again once they "
+        "are stable: meridian gate submit docs\n")
+    assert [e.kind for e in events() if e.kind.startswith("gate.")] == [
+        "gate.started", "gate.blocked"]
+    assert cli("status").out.splitlines()[1].split()[:3] == ["1", "docs", "in_progress"]
+
+
 def test_reopen_and_why_tell_the_story(calc_project, cli) -> None:
     assert cli("gate", "reopen", "calc", "--reason", "x").code == 2
     cli("gate", "start", "calc")
