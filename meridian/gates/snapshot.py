@@ -118,13 +118,14 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
     from meridian.ledger import Ledger
 
     ledger = Ledger(repo, branch)
-    fields = _fold_fields()
     snapshot = None
-    if cached is not None and cached["fields"] == fields:
+    if cached is not None:
         snapshot = _catch_up(ledger, cached, tip_oid)
     if snapshot is None:
         snapshot = _recompute(ledger, tip_oid)
-    _write_cache(path, snapshot, fields)
+        _write_cache(path, snapshot, _fold_fields())
+    else:
+        _write_cache(path, snapshot, cached["fields"])
     return snapshot
 
 
@@ -142,7 +143,6 @@ def _recompute(ledger: Ledger, tip: gitio.Oid) -> Snapshot:
 
 def _catch_up(ledger: Ledger, cached: dict[str, Any], tip: gitio.Oid) -> Snapshot | None:
     """Apply the events appended since the cached tip; None when only a recompute is right."""
-    from meridian.gates.state import GateFold
     from meridian.ledger import EVENTS
 
     try:
@@ -152,12 +152,22 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], tip: gitio.Oid) -> Snapsho
     new = ledger.new_records(EVENTS, since=since, at=tip)
     if new is None:
         return None
+    events = sorted((r for r in new if r.kind.startswith("gate.") and r.gate),
+                    key=lambda r: r.ts)
+    last_ts = cached["last_ts"]
+    if not events:
+        # Memory, runs, other events: the folds are unchanged (and the gates package,
+        # with its models, need not even be imported).
+        return Snapshot(tip=str(tip), folds=cached["folds"], last_ts=last_ts,
+                        source="incremental")
     # derive_states folds events in time order; an appended event older than the newest
     # one already folded (a sync merge brought it) would land out of order: recompute.
-    events = sorted((r for r in new if r.kind.startswith("gate.")), key=lambda r: r.ts)
-    last_ts = cached["last_ts"]
-    if events and last_ts is not None and events[0].ts < last_ts:
+    if last_ts is not None and events[0].ts < last_ts:
         return None
+    if cached["fields"] != _fold_fields():
+        return None  # written by a Meridian whose GateFold had other fields
+    from meridian.gates.state import GateFold
+
     folds = {gate: GateFold(**fields) for gate, fields in cached["folds"].items()}
     for record in events:
         if record.gate:

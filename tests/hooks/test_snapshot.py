@@ -118,3 +118,27 @@ def test_the_cached_fields_follow_gate_fold(project: Path, cli: Callable[..., Pr
     monkeypatch.setattr(snap, "_fold_fields", lambda: ["phase", "something_new"])
     assert _load(project).source == "full"
     assert {f.name for f in dataclasses.fields(GateFold)} >= {"phase", "subject", "verdict"}
+
+
+SNAPSHOT_PROBE = """\
+import sys
+from meridian import gitio
+from meridian.gates.snapshot import load_snapshot
+snapshot = load_snapshot(gitio.open_repo("."), "meridian/state")
+print(snapshot.source, snapshot.phase("schema"), "meridian.gates.state" in sys.modules)
+"""
+
+
+def test_appends_that_touch_no_gate_do_not_load_the_gates_package(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    import subprocess
+    import sys
+
+    cli("gate", "start", "schema")
+    _load(project)
+    assert cli("memory", "add", "semantic", "--json",
+               '{"text": "Name things for what they do.", "confidence": 0.6}').code == 0
+    Ledger.open(project).emit("baseline.note", {"detail": "an event that is not about a gate"})
+    proc = subprocess.run([sys.executable, "-c", SNAPSHOT_PROBE], cwd=project,
+                          capture_output=True, text=True, check=False)
+    assert proc.stdout == "incremental in_progress False\n", proc.stderr
