@@ -2,7 +2,8 @@
 
 An ML project must say, before any experiment, what it will be judged by. The
 contract is a Markdown file with four sections, each under its own heading (any
-level; the heading only has to contain the name, e.g. ``## 2. Evaluation thresholds``):
+level; the heading only has to contain the name, e.g. ``## 2. Evaluation thresholds``;
+a heading naming two sections stands for the one it names first):
 
     Target metric          the one number that decides success, and how it is computed
     Evaluation thresholds  the value that counts as success (and as failure)
@@ -63,6 +64,13 @@ def _is_empty(body: str) -> bool:
     return not meaningful
 
 
+def _claimed_by(title: str) -> str | None:
+    """The required section a heading stands for: the name it mentions first, so
+    "Evaluation thresholds vs the baseline" is the thresholds, not the baseline."""
+    mentioned = [(title.find(name), name) for name in REQUIRED_SECTIONS if name in title]
+    return min(mentioned)[1] if mentioned else None
+
+
 def problems(path: Path) -> list[str]:
     """One ``path[:line]: problem`` per missing or empty section; [] when the contract holds."""
     if not path.is_file():
@@ -70,7 +78,8 @@ def problems(path: Path) -> list[str]:
     found = sections(path.read_text(encoding="utf-8", errors="replace"))
     out: list[str] = []
     for required in REQUIRED_SECTIONS:
-        match = next(((title, where) for title, where in found.items() if required in title), None)
+        match = next(((title, where) for title, where in found.items()
+                      if _claimed_by(title) == required), None)
         if match is None:
             out.append(f"{path}: missing section '{required}' (add a heading containing it)")
             continue

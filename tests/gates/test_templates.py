@@ -75,6 +75,16 @@ def test_contract_missing_its_baseline_fails(tmp_path: Path) -> None:
     assert data_contract.main([str(path)]) == 1
 
 
+def test_a_heading_that_mentions_the_baseline_is_not_the_baseline_section(tmp_path: Path
+                                                                         ) -> None:
+    text = FULL_CONTRACT.replace(
+        "## Baseline\n\nTF-IDF + logistic regression: macro-F1 0.71 on the same split.\n", ""
+    ).replace("## Evaluation thresholds", "## Evaluation thresholds relative to the baseline")
+    path = write(tmp_path, "DATA_CONTRACT.md", text)
+    assert data_contract.problems(path) == [
+        f"{path}: missing section 'baseline' (add a heading containing it)"]
+
+
 def test_contract_with_an_empty_or_placeholder_section_fails(tmp_path: Path) -> None:
     text = FULL_CONTRACT.replace("One 24 GB GPU; p95 inference latency under 50 ms; no test "
                                  "data in pre-training.", "<!-- fill me -->\nTODO")
