@@ -56,7 +56,7 @@ class RunFileError(MeridianError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class SuiteInfo(_Strict):
@@ -159,7 +159,7 @@ class Summary(_Strict):
 
 
 class Run(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     version: int = RUN_VERSION
     run_id: str | None = None

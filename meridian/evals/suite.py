@@ -35,12 +35,13 @@ from meridian.evals.types import GraderSpec, Task
 from meridian.records import canonical_json
 
 GRADER_KEYS = ("grader", "graders")
+_JSON_VALUE_TAGS = frozenset({"list", "dict", "str", "int", "float", "bool", "[key]"})
 
 
 class _Defaults(BaseModel):
     """What ``defaults`` may set: every task field except the task's identity."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     expected: JsonValue = None
     grader: JsonValue = None
@@ -56,7 +57,7 @@ class _Defaults(BaseModel):
 
 
 class _SuiteFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     suite: str = Field(min_length=1)
     description: str = ""
@@ -200,7 +201,10 @@ def _build_task(
         task = Task.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = tuple(part for part in first["loc"] if not str(part).startswith("function-"))
+        # Drop pydantic's union tags (``input.list[1].dict.b.float``) so the path is the
+        # YAML's own (``input[1].b``) and locates the line.
+        loc = tuple(part for part in first["loc"]
+                    if not str(part).startswith("function-") and part not in _JSON_VALUE_TAGS)
         # A bad value inherited from defaults is reported where the defaults say it.
         if loc and loc[0] not in raw and loc[0] in defaults:
             raise located.error(("defaults",) + loc,
@@ -293,5 +297,10 @@ def _grader_specs(
         except graders.GraderArgumentError as exc:
             raise fail(str(exc)) from None
         # Stored as written (JSON values), so the run file can re-grade it later.
-        specs.append(GraderSpec(name=name, args={k: args[k] for k in checked}))
+        try:
+            specs.append(GraderSpec(name=name, args={k: args[k] for k in checked}))
+        except ValidationError as exc:  # a value no run file can hold (NaN, a date)
+            first = exc.errors()[0]
+            where = yamlio.dotted(tuple(p for p in first["loc"] if p != "args")[:1])
+            raise fail(f"argument {where!r}: {yamlio.pydantic_message(dict(first))}") from None
     return specs

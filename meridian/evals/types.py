@@ -21,7 +21,9 @@ DEFAULT_TIMEOUT_S = 30.0
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No NaN or infinity anywhere: a run file is strict JSON (``allow_nan=False``), so a
+    # non-finite number must be refused where it enters (a suite, an agent's output).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class GraderSpec(_Strict):
@@ -142,7 +144,7 @@ class Trajectory(_Strict):
 class Usage(BaseModel):
     """Tokens and money a grader itself spent (only model-backed graders spend any)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     tokens_in: int = Field(default=0, ge=0)
     tokens_out: int = Field(default=0, ge=0)
@@ -156,7 +158,7 @@ class Score(BaseModel):
     is neither a pass nor a failure, and the task's status becomes ``infra_error``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str
     value: float = Field(ge=0.0, le=1.0)
@@ -169,7 +171,7 @@ class Score(BaseModel):
 class TaskResult(BaseModel):
     """One task attempted once (one epoch): its status, scores and trajectory."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     task_id: str
     epoch: int = Field(default=0, ge=0)

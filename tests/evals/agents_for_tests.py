@@ -105,3 +105,13 @@ class InstantAgent:
     def run(self, task: Task) -> Trajectory:
         return Trajectory(task_id=task.id, final_output=task.expected, completed=True)
 
+
+class NaNAgent:
+    """Answers NaN for the task ``nan`` (a float no strict-JSON run file can hold)."""
+
+    name = "nan"
+    version = "1"
+
+    def run(self, task: Task) -> dict[str, object]:
+        answer = float("nan") if task.id == "nan" else task.expected
+        return {"task_id": task.id, "final_output": answer, "completed": True}

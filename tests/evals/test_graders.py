@@ -87,6 +87,8 @@ def test_adding_a_grader_is_one_decorated_function(scratch_registry: None) -> No
       "missing ), unterminated subpattern at position 0, got '('")),
     ("regex_match", {"pattern": "a", "mode": "match"},
      "grader 'regex_match' argument 'mode': input should be 'search' or 'fullmatch', got 'match'"),
+    ("llm_judge", {"n_samples": 0},
+     "grader 'llm_judge' argument 'n_samples': input should be greater than or equal to 1, got 0"),
     ("numeric_tolerance", {"rel": -0.1},
      "grader 'numeric_tolerance' argument 'rel': input should be greater than or equal to 0, got -0.1"),
     ("exact_match", {"case_sensitive": "yes"},

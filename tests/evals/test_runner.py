@@ -80,6 +80,16 @@ def test_a_timeout_is_the_same_failure_in_process_and_for_a_command_agent(tmp_pa
     assert slow is not None and slow.trials[0].scores[0].detail == "timed out after 0.1s"
 
 
+def test_a_non_finite_answer_is_an_infra_error_not_a_crash_at_save(tmp_path: Path) -> None:
+    """NaN cannot be written to a strict-JSON run file: refused where the agent hands it over."""
+    suite = load_suite(write_suite(tmp_path / "s.yaml", [{"id": "nan"}, {"id": "after"}]))
+    run = run_suite(suite, "tests.evals.agents_for_tests:NaNAgent", RunOptions(workers=1))
+    assert statuses(run) == {"nan": ["infra_error"], "after": ["pass"]}
+    error = run.results[0].trials[0].error
+    assert error is not None and "finite number" in error
+    assert runfile.loads(runfile.dumps(run), "run") == run
+
+
 def test_a_dying_worker_is_replaced(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "s.yaml", [
         {"id": "dies", "behavior": "exit"}, {"id": "a"}, {"id": "b"},

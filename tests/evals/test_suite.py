@@ -137,6 +137,13 @@ def test_select_by_tag_limit_and_offline() -> None:
     ("suite: demo\ntasks:\n  - id: a\n    input: q\n    grader: [[completed]]\n",
      ("suite.yaml:5: task 'a': grader[0]: expected a grader name, a list of names and "
      "{name: {arguments}}, or a mapping")),
+    # Values no run file can hold (strict JSON) are refused here, not at save time.
+    ("suite: demo\ntasks:\n  - id: a\n    input: [1,\n      {b: .nan}]\n    grader: completed\n",
+     "suite.yaml:5: task 'a': input[1].b: input should be a finite number"),
+    ("suite: demo\ntasks:\n  - id: a\n    input: q\n    timeout_s: 1e400\n    grader: completed\n",
+     "suite.yaml:5: task 'a': timeout_s: input should be a finite number"),
+    ("suite: demo\ntasks:\n  - id: a\n    input: q\n    grader: {json_schema_match: {schema: {maximum: .inf}}}\n",
+     "suite.yaml:5: task 'a': grader.json_schema_match: argument 'schema': input should be a finite number"),
 ])
 def test_errors_name_file_line_task_and_field(workdir: Path, text: str, message: str) -> None:
     assert error_of(workdir, text) == message

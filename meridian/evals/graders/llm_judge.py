@@ -16,7 +16,9 @@ import json
 import os
 import re
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from meridian.evals.graders.final_answer import answer_text
 from meridian.evals.graders.registry import grader
@@ -83,7 +85,7 @@ def llm_judge(
     *,
     rubric: str | None = None,
     model: str = DEFAULT_MODEL,
-    n_samples: int = 1,
+    n_samples: Annotated[int, Field(ge=1)] = 1,
     threshold: float = 0.75,
     max_tokens: int = 300,
     max_retries: int = 2,
@@ -107,7 +109,7 @@ def llm_judge(
     prompt = build_prompt(task, trajectory, rubric or DEFAULT_RUBRIC)
     verdicts: list[tuple[int, str]] = []
     tokens_in = tokens_out = 0
-    for _ in range(max(n_samples, 1)):
+    for _ in range(n_samples):
         try:
             response = client.messages.create(
                 model=model,

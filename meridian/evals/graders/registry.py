@@ -103,7 +103,7 @@ def _arguments_model(name: str, fn: Callable[..., Any], internal: frozenset[str]
         # Stored under a prefixed name with the real one as alias, so an argument
         # may be called anything (``schema`` would shadow a BaseModel attribute).
         fields[_FIELD_PREFIX + parameter.name] = (annotation, Field(default, alias=parameter.name))
-    config = ConfigDict(extra="forbid", strict=True)
+    config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
     model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **fields)
     return model
 
