@@ -243,13 +243,26 @@ class _Scanner:
                     owner.stub_findings.append(self.add(
                         "stub_code", "high", node.lineno,
                         f"`{owner.node.name}` returns a placeholder string"))
-                elif _is_placeholder_value(node.value) and any(
-                        owner.marker_start <= n <= owner.end for n in marked_lines):
+                elif _is_placeholder_value(node.value) and self._marked_placeholder(
+                        owner, node, marked_lines):
                     shown = ast.unparse(node)
                     owner.stub_findings.append(self.add(
                         "stub_code", "high", node.lineno,
                         f"`{owner.node.name}` has a placeholder `{shown}` next to a TODO/FIXME "
                         "marker"))
+
+    @staticmethod
+    def _marked_placeholder(owner: _Function, node: ast.Return, marked_lines: list[int]) -> bool:
+        """A placeholder return that a TODO marker is about: the marker is on its line or
+        the line above, or the function does nothing but return it (marker anywhere in
+        the function or the comments just above it). A guard clause's `return None` in a
+        real function that also carries a TODO elsewhere is not a stub."""
+        if any(node.lineno - 1 <= n <= (node.end_lineno or node.lineno) for n in marked_lines):
+            return True
+        body = [stmt for stmt in owner.node.body
+                if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str))]
+        return body == [node] and any(owner.marker_start <= n <= owner.end for n in marked_lines)
 
     def markers(self, comment_lines: list[tuple[int, str]]) -> None:
         finding_lines = {i.line for i in self.issues if i.check == "stub_code"}

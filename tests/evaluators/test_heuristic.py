@@ -76,6 +76,33 @@ def test_placeholder_return_counts_a_todo_in_the_comment_block_above_the_functio
     assert found(scan_files({"m.py": source})) == {("m.py", 3, "stub_code", "high")}
 
 
+def test_a_guard_clause_in_a_function_with_a_todo_elsewhere_is_real_code() -> None:
+    source = """\
+import json
+
+
+def load(path):
+    # TODO: support yaml as well
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    if not data:
+        return {}
+    return data
+
+
+def lookup(key):
+    if key:
+        # TODO: the real lookup
+        return None
+    return key
+"""
+    assert found(scan_files({"src/load.py": source})) == {
+        ("src/load.py", 5, "stub_code", "low"),  # the bare marker
+        ("src/load.py", 17, "stub_code", "high"),  # the return right under its TODO
+    }
+
+
 def test_placeholder_return_without_a_marker_is_real_code() -> None:
     source = "def first(items):\n    if not items:\n        return None\n    return items[0]\n"
     assert scan_files({"m.py": source}) == []

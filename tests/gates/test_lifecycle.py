@@ -212,6 +212,19 @@ def test_a_passed_gate_goes_stale_when_an_artifact_changes(calc_project, cli) ->
     assert cli("status", "--strict").code == 0
 
 
+def test_a_stale_need_does_not_count_as_passed(project, write_gates, cli) -> None:
+    write_gates(TWO_GATES)
+    write(project, "DESIGN.md", "# Design\n\nThe calculator adds and divides numbers.\n")
+    write(project, "src/calc.py", REAL)
+    cli("gate", "start", "design")
+    assert cli("gate", "submit", "design").code == 0
+    write(project, "DESIGN.md", "# Design\n\nThe calculator only adds.\n")
+    result = cli("gate", "start", "calc")
+    assert result.code == 2
+    assert result.err == "meridian: cannot start calc: its needs have not passed: design (stale)\n"
+    assert cli("status").out.splitlines()[2].split()[:3] == ["2", "calc", "locked"]
+
+
 def test_stale_gate_can_be_submitted_again(calc_project, cli) -> None:
     write(calc_project, "src/calc.py", REAL)
     write(calc_project, "tests/test_calc.py", TESTS)
