@@ -64,8 +64,9 @@ _SECRET_NAME = (
 _ASSIGNMENT = re.compile(
     rf"(?i)(?<![A-Za-z0-9_])({_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;]+)"
 )
-# Mapping keys whose value is a secret whatever it looks like.
-_SECRET_KEY = re.compile(rf"(?i)^(?:{_SECRET_NAME}|authorization|x-api-key|cookie)$")
+# Mapping keys whose value is a secret whatever it looks like: the name itself or a
+# last segment of it (``X-Auth-Token``, ``github_token``, ``Set-Cookie``).
+_SECRET_KEY = re.compile(rf"(?i)(?:^|[^A-Za-z0-9])(?:{_SECRET_NAME}|authorization|cookie)$")
 
 
 @dataclass
@@ -149,7 +150,7 @@ def redact(value: Any, found: Redactions | None = None) -> Any:
         for key, item in value.items():
             clean_key = redact_text(key, tally) if isinstance(key, str) else key
             already_clean = isinstance(item, str) and item.startswith("[REDACTED")
-            if (isinstance(key, str) and _SECRET_KEY.match(key)
+            if (isinstance(key, str) and _SECRET_KEY.search(key)
                     and item not in (None, "", [], {}) and not already_clean):
                 tally.add("secret-value")
                 item = MARK.format(kind="secret-value")
@@ -160,8 +161,15 @@ def redact(value: Any, found: Redactions | None = None) -> Any:
     return value
 
 
-def find_secrets(text: str) -> list[str]:
-    """Kinds of secret still present in ``text`` (empty when it is clean)."""
+def find_secrets(text: str, *, assignments: bool = True) -> list[str]:
+    """Kinds of secret still present in ``text`` (empty when it is clean).
+
+    ``assignments=False`` skips the ``name: value`` heuristic. That is for scanning a
+    serialised document whose every string and key was already redacted: JSON's own
+    ``"api_key": null`` would trip the heuristic without holding any secret.
+    """
     found = Redactions()
     redact_text(text, found)
+    if not assignments:
+        found.counts.pop("secret-value", None)
     return sorted(found.counts)

@@ -127,7 +127,7 @@ def redacted(run: runfile.Run, found: redact.Redactions | None = None) -> runfil
 def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
     """Serialised ``run``; refuses to return bytes in which a secret is still visible."""
     data = runfile.export_bytes(run) if portable else runfile.dumps(run)
-    leftovers = redact.find_secrets(data.decode("utf-8"))
+    leftovers = redact.find_secrets(data.decode("utf-8"), assignments=False)
     if leftovers:
         raise MeridianError(f"run {run.run_id}: refusing to write it: {', '.join(leftovers)} "
                             "still present after redaction")
@@ -159,7 +159,7 @@ def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
     run_id = run.run_id
     document = checked_bytes(clean)
     record = ledger.record("eval.run", index_data(clean))
-    if redact.find_secrets(record.line()):
+    if redact.find_secrets(record.line(), assignments=False):
         raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")
     graded = clean.summary.passed + clean.summary.failed
     summary = (f"eval run {run_id}: {clean.suite.name} {clean.agent.name}@"

@@ -109,7 +109,7 @@ def test_structural_redaction_keeps_shape_and_cleans_keys_and_values() -> None:
         "steps": [{"input": {"headers": {"x-api-key": key, "Authorization": "Basic abc"},
                              "password": 1234, "n": 3},
                    "output": f"called with {key}"}],
-        "count": 2, "ok": True, "none": None, "empty_secret": {"token": ""},
+        "count": 2, "ok": True, "none": None, "empty": {"token": ""},
         key: "a key used as a mapping key",
     }
     found = Redactions()
@@ -118,9 +118,30 @@ def test_structural_redaction_keeps_shape_and_cleans_keys_and_values() -> None:
     assert key not in text and "Basic abc" not in text and "1234" not in text
     assert clean["count"] == 2 and clean["ok"] is True and clean["none"] is None
     assert clean["steps"][0]["input"]["n"] == 3
-    assert clean["empty_secret"] == {"token": ""}  # nothing there to hide
+    assert clean["empty"] == {"token": ""}  # nothing there to hide
     assert clean["steps"][0]["input"]["headers"]["x-api-key"] == "[REDACTED:secret-value]"
     assert found.counts["anthropic-key"] == 2
     assert found.describe().startswith("2 anthropic-key")
     assert find_secrets(text) == []
     assert redact(clean) == clean  # idempotent: already-redacted values stay as they are
+
+
+def test_keys_ending_in_a_secret_name_are_redacted_whole() -> None:
+    clean = redact({"headers": {"X-Auth-Token": "abc123", "Set-Cookie": "s=1", "x-api-key": "k"},
+                    "github_token": 7, "max_tokens": 30, "tokenizer": "bpe", "num_tokens": 3})
+    assert clean == {"headers": {"X-Auth-Token": "[REDACTED:secret-value]",
+                                 "Set-Cookie": "[REDACTED:secret-value]",
+                                 "x-api-key": "[REDACTED:secret-value]"},
+                     "github_token": "[REDACTED:secret-value]", "max_tokens": 30,
+                     "tokenizer": "bpe", "num_tokens": 3}
+
+
+@pytest.mark.parametrize("document", [
+    {"api_key": None}, {"token": {}}, {"password": []}, {"X-Auth-Token": None},
+])
+def test_a_redacted_document_passes_the_final_scan(document: dict) -> None:
+    """JSON's own ``"api_key": null`` is no secret; the final scan of the bytes must not
+    refuse it (that refusal loses a whole run at save time)."""
+    text = json.dumps(redact(document), indent=2)
+    assert find_secrets(text, assignments=False) == []
+    assert find_secrets(text) == ["secret-value"]  # what the heuristic alone would say

@@ -92,6 +92,24 @@ def test_a_planted_api_key_never_reaches_git_history(ledger: Ledger,
     assert grep.returncode == 1 and grep.stdout == ""
 
 
+def test_null_and_empty_secret_named_fields_do_not_block_saving(ledger: Ledger) -> None:
+    """An agent calling a tool with ``api_key: null`` (an unset option) must not make the
+    final scan refuse the run after every task has run."""
+    run = make_run({"a": "pass"}, run_id="0e11000000aa")
+    entry = run.results[0]
+    trajectory = entry.trials[0].trajectory
+    assert trajectory is not None
+    step = trajectory.steps[0].model_copy(update={
+        "input": {"api_key": None, "token": {}, "X-Auth-Token": "abc123"}})
+    trials = [entry.trials[0].model_copy(update={
+        "trajectory": trajectory.model_copy(update={"steps": [step]})})]
+    run = run.model_copy(update={"results": [entry.model_copy(update={"trials": trials})]})
+    saved = store.save_run(ledger, run)
+    stored = saved.run.results[0].trials[0].trajectory
+    assert stored is not None and stored.steps[0].input == {
+        "api_key": None, "token": {}, "X-Auth-Token": "[REDACTED:secret-value]"}
+
+
 def test_references(ledger: Ledger) -> None:
     for run_id in ("aa1111111111", "aa2222222222", "bb3333333333"):
         save(ledger, run_id)
