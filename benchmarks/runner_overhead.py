@@ -3,10 +3,15 @@
 The agent answers at once (no steps, no sleep), so everything measured is harness:
 dispatching the task, running the agent call, grading (one ``exact_match``), pickling
 the result over the worker pipe, and collecting it in suite order. For each mode it
-times a run of 1,000 tasks and a run of 10, and reports
+runs 1,000 tasks, notes when each result arrives, and reports
 
-    per task   (T(1000) - T(10)) / 990, the steady-state cost of one more task
-    fixed      T(10) - 10 * per task, the start-up cost (spawning and loading workers)
+    per task   (last result - first result) / (tasks - 1): the steady-state wall time
+               one more task adds (with N workers, their combined throughput)
+    fixed      start -> first result: spawning and loading workers, one first task
+
+Both come from one run, so the start-up cost (spawning 4 interpreters varies by tens
+of milliseconds) cannot leak into the per-task figure, as a difference of two runs
+of different sizes would let it.
 
     python benchmarks/runner_overhead.py [--tasks 1000] [--repeat 3]
 """
@@ -21,9 +26,7 @@ import sys
 import time
 
 from meridian.evals.runner import RunOptions, run_tasks
-from meridian.evals.types import GraderSpec, Task, Trajectory
-
-SMALL_RUN = 10
+from meridian.evals.types import GraderSpec, Task, TaskResult, Trajectory
 
 
 class InstantAgent:
@@ -46,22 +49,37 @@ def make_tasks(count: int) -> list[Task]:
                  graders=[GraderSpec(name="exact_match")]) for n in range(count)]
 
 
-def timed_run(tasks: list[Task], options: RunOptions) -> float:
+class ArrivalTimes:
+    """A progress sink noting when each result reaches the parent."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def started(self, total: int) -> None:
+        self.times = []
+
+    def finished(self, result: TaskResult, done: int, total: int) -> None:
+        self.times.append(time.perf_counter())
+
+
+def timed_run(tasks: list[Task], options: RunOptions) -> tuple[float, float, float]:
+    """(total, per task, fixed) in seconds for one run of ``tasks``."""
+    arrivals = ArrivalTimes()
     started = time.perf_counter()
-    entries, interrupted = run_tasks(tasks, AGENT_SPEC, options, agent=InstantAgent())
-    elapsed = time.perf_counter() - started
+    entries, interrupted = run_tasks(tasks, AGENT_SPEC, options, agent=InstantAgent(),
+                                     progress=arrivals)
+    total = time.perf_counter() - started
     passed = sum(entry.passes for entry in entries)
     if interrupted or passed != len(tasks):
         raise SystemExit(f"benchmark run went wrong: {passed}/{len(tasks)} passed")
-    return elapsed
+    first, last = arrivals.times[0], arrivals.times[-1]
+    return total, (last - first) / (len(tasks) - 1), first - started
 
 
 def measure(label: str, options: RunOptions, count: int, repeat: int) -> tuple[str, float, float, float]:
-    large = statistics.median(timed_run(make_tasks(count), options) for _ in range(repeat))
-    small = statistics.median(timed_run(make_tasks(SMALL_RUN), options) for _ in range(repeat))
-    per_task = (large - small) / (count - SMALL_RUN)
-    fixed = small - SMALL_RUN * per_task
-    return label, large, per_task * 1000, fixed * 1000
+    runs = [timed_run(make_tasks(count), options) for _ in range(repeat)]
+    total, per_task, fixed = (statistics.median(run[i] for run in runs) for i in range(3))
+    return label, total, per_task * 1000, fixed * 1000
 
 
 def main() -> int:
@@ -69,8 +87,8 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
     args = parser.parse_args()
-    if args.tasks <= SMALL_RUN:
-        parser.error(f"--tasks must exceed {SMALL_RUN}")
+    if args.tasks < 2 or args.repeat < 1:
+        parser.error("--tasks must be at least 2 and --repeat at least 1")
     modes = [
         ("isolation on,  1 worker", RunOptions(workers=1)),
         ("isolation on,  4 workers", RunOptions(workers=4)),
