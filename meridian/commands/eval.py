@@ -447,10 +447,12 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from meridian.evals import store
     from meridian.evals.report import render_html
 
     run, label = _load_ref(None, args.run)
-    _write_file(args.html, render_html(run))
+    # Redacted like an export: RUN may be a hand-made file, and the page may be shared.
+    _write_file(args.html, render_html(store.redacted(run)))
     print(f"wrote {args.html} (run {label})")
     return 0
 

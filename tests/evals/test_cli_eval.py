@@ -180,6 +180,26 @@ def test_a_key_planted_anywhere_reaches_no_git_object(repo_with_commit: Path,
             assert needle not in data, f"{needle[:12]!r}... found in {where}"
 
 
+def test_report_and_export_of_an_unredacted_run_file_are_redacted(
+        repo_with_commit: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from meridian.evals import run as runfile
+    from tests.evals.runs_support import make_run
+
+    run = make_run({"a": "pass"})
+    entry = run.results[0]
+    trajectory = entry.trials[0].trajectory
+    assert trajectory is not None
+    trial = entry.trials[0].model_copy(update={"trajectory": trajectory.model_copy(
+        update={"final_output": f"the key is {PLANTED_KEY}"})})
+    leaky = run.model_copy(update={"results": [entry.model_copy(update={"trials": [trial]})]})
+    (repo_with_commit / "leaky.json").write_bytes(runfile.dumps(leaky))
+    assert main(["eval", "report", "leaky.json", "--html", "page.html"]) == 0
+    assert main(["eval", "export", "leaky.json", "clean.json"]) == 0
+    for name in ("page.html", "clean.json"):
+        text = (repo_with_commit / name).read_text()
+        assert PLANTED_KEY not in text and "[REDACTED:anthropic-key]" in text
+
+
 def test_shards_merge_and_refuse_a_missing_shard(suite: Path, repo_with_commit: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert run_eval(str(suite), "--save", "whole.json") == 0
