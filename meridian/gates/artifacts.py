@@ -8,6 +8,7 @@ makes a passed gate stale.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +40,18 @@ def snapshot(repo: gitio.Repository, root: Path, patterns: Sequence[str],
             unmatched.append(pattern)
         for path in hits:
             if path not in files:
-                files[path] = (root / path).read_bytes()
+                files[path] = _content(root / path)
     ordered = dict(sorted(files.items()))
     return Snapshot(files=ordered, unmatched=unmatched, subject=gitio.tree_of_files(repo, ordered))
+
+
+def _content(path: Path) -> bytes:
+    """A file's bytes; for a symlink, its target path, as git stores it. Following the
+    link would hand the evaluator (possibly a remote API) a file from outside the
+    repository, e.g. ``docs/notes.md -> ~/.ssh/id_rsa``."""
+    if path.is_symlink():
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes()
 
 
 def _text(data: bytes) -> str | None:

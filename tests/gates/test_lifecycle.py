@@ -364,6 +364,28 @@ def test_artifacts_changed_by_a_check_refuse_the_submission(project, write_gates
     assert cli("status").out.splitlines()[1].split()[:3] == ["1", "docs", "in_progress"]
 
 
+def test_a_symlinked_artifact_is_read_as_its_link_not_its_target(project, write_gates, cli,
+                                                                 tmp_path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("SECRET FROM OUTSIDE THE REPOSITORY\n")
+    command = _command_evaluator(tmp_path, dict.fromkeys(
+        ("completeness", "correctness", "robustness", "spec_adherence"), 9))
+    write_gates(f"""
+        gates:
+          - id: docs
+            artifacts: ["docs/**"]
+            evaluate: {{evaluator: command, command: {json.dumps(command)}}}
+    """)
+    write(project, "docs/guide.md", "# Guide\n")
+    (project / "docs" / "notes.md").symlink_to(secret)
+    cli("gate", "start", "docs")
+    assert cli("gate", "submit", "docs").code == 0
+    bundle = json.loads((tmp_path / "bundle.json").read_text())
+    assert {a["path"]: a["content"] for a in bundle["artifacts"]} == {
+        "docs/guide.md": "# Guide\n", "docs/notes.md": str(secret)}
+    assert "SECRET" not in (tmp_path / "bundle.json").read_text()
+
+
 def test_reopen_and_why_tell_the_story(calc_project, cli) -> None:
     assert cli("gate", "reopen", "calc", "--reason", "x").code == 2
     cli("gate", "start", "calc")
