@@ -83,9 +83,9 @@ class HooksPathSet(MeridianError):
 
 
 def stub_dir() -> Path:
-    """The stub scripts: the checkout's top-level ``hooks/``, else the packaged copy."""
+    """The stub scripts: the packaged ``_stubs`` (in a checkout, a symlink to ``hooks/``)."""
     package = Path(__file__).resolve().parent
-    for candidate in (package.parents[1] / "hooks", package / "_stubs"):
+    for candidate in (package / "_stubs", package.parents[1] / "hooks"):
         if (candidate / "pre-commit").is_file():
             return candidate
     raise MeridianError(f"no hook stubs found next to {package} (this installation is incomplete)")
