@@ -160,10 +160,14 @@ def session_start(context: Context) -> Reply:
     from meridian.memory.store import record_episode
 
     if context.session != "unknown":
-        record_episode(Ledger(context.repo, context.facts.branch), context.session,
-                       "session_started", gate=gate,
-                       notes=f"Claude Code session ({source})" if isinstance(source, str) else
-                       "Claude Code session")
+        notes = f"Claude Code session ({source})" if isinstance(source, str) else \
+            "Claude Code session"
+        try:
+            record_episode(Ledger(context.repo, context.facts.branch), context.session,
+                           "session_started", gate=gate, notes=notes)
+        except MeridianError as exc:
+            # The context matters more than the record; say so where it will be read.
+            text += f"(Meridian could not record this session in memory: {exc})\n"
     if not text:
         return ALLOW
     return Reply(stdout={"hookSpecificOutput": {"hookEventName": "SessionStart",
