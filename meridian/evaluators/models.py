@@ -6,6 +6,7 @@ whatever label an evaluator prints is never trusted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,6 +68,11 @@ class Issue(_Model):
         return self.file or "(project)"
 
 
+def ordered_issues(issues: Iterable[Issue]) -> list[Issue]:
+    """Highest severity first, then by file and line: how issues are stored and shown."""
+    return sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
+
+
 class Usage(_Model):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -88,7 +94,7 @@ class Verdict(_Model):
     self_score: float | None = None
 
     def blocking(self) -> list[Issue]:
-        return sorted(self.issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
+        return ordered_issues(self.issues)
 
 
 def weighted_overall(scores: dict[str, float], weights: dict[str, float]) -> float:
@@ -125,6 +131,6 @@ def decide(
         gate=gate, evaluator=evaluator, subject=subject,
         scores={d: float(scores[d]) for d in DIMENSIONS}, weights=weights,
         overall=overall, threshold=threshold, passed=passed,
-        issues=sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0)),
+        issues=ordered_issues(issues),
         summary=summary, usage=usage or Usage(), self_score=self_score,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from meridian.evaluators.models import SEVERITY_ORDER, CheckResult, Issue, Verdict
+from meridian.evaluators.models import CheckResult, Issue, Verdict, ordered_issues
 from meridian.gates import events as ev
 from meridian.gates.state import GateStatus
 from meridian.records import Record
@@ -41,10 +41,6 @@ def summary_line(statuses: Iterable[GateStatus]) -> str:
 def issue_line(issue: Issue) -> str:
     check = f" [{issue.check}]" if issue.check else ""
     return f"{issue.severity:<6}  {issue.where()}  {issue.message}{check}"
-
-
-def ordered_issues(issues: Iterable[Issue]) -> list[Issue]:
-    return sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
 
 
 def check_line(result: CheckResult) -> str:
