@@ -280,6 +280,10 @@ def _run(args: argparse.Namespace) -> int:
     workers = args.workers or min(4, os.cpu_count() or 1)
     options = runner.RunOptions(workers=workers, epochs=args.epochs, offline=args.offline,
                                 isolation=args.isolation)
+    if not suite.select(tags=args.tag, limit=args.limit, offline=args.offline):
+        raise MeridianError(f"{args.suite}: no task selected (check --tag, --limit and --offline)")
+    # A shard may be empty (more shards than tasks): it is stored, so `eval merge` of
+    # every shard of a CI matrix still works.
     skipped = len(suite.select(tags=args.tag)) - len(suite.select(tags=args.tag, offline=True))
     if args.offline and skipped:
         print(f"--offline: skipping {skipped} task(s) graded by a model API", file=sys.stderr)
@@ -297,8 +301,6 @@ def _run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
         if isinstance(progress, _BarProgress):
             progress.stop()
-    if not run.results and not run.interrupted:
-        raise MeridianError(f"{args.suite}: no task selected (check --tag, --limit and --shard)")
     _store_and_report(ledger, run, args)
     if run.interrupted:
         print(f"interrupted: partial run saved as {run.run_id}", file=sys.stderr)

@@ -214,11 +214,33 @@ def test_shards_merge_and_refuse_a_missing_shard(suite: Path, repo_with_commit: 
     assert len(rows[0]["merged_from"]) == 2
 
 
+def test_an_empty_shard_is_stored_so_every_shard_merges(suite: Path, repo_with_commit: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_eval(str(suite), "--save", "whole.json") == 0
+    for i in (1, 2, 3, 4):  # 3 tasks in 4 shards: shard 4 is empty
+        assert run_eval(str(suite), "--shard", f"{i}/4") == 0
+    assert main(["eval", "merge", "latest", "latest~1", "latest~2", "latest~3",
+                 "--save", "merged.json"]) == 0
+    assert (repo_with_commit / "merged.json").read_bytes() == (repo_with_commit / "whole.json").read_bytes()
+    capsys.readouterr()
+    assert main(["eval", "show", "latest~1"]) == 0
+    assert "passed 0/0 (n/a)" in capsys.readouterr().out
+
+
+def test_an_empty_selection_is_refused_before_running(suite: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "run", "suite.yaml", "--agent", SCRIPTED, "--limit", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "meridian: suite.yaml: no task selected (check --tag, --limit and --offline)\n")
+    assert main(["eval", "list", "--json"]) == 0
+    assert capsys.readouterr().out == ""  # nothing stored
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--shard", "3/2"], "--shard: expected i/n with 1 <= i <= n (e.g. 1/4), got '3/2'"),
     (["--epochs", "0"], "--epochs: expected a number >= 1, got 0"),
     (["--workers", "0"], "--workers: expected a number >= 1, got 0"),
-    (["--tag", "nothing-has-this"], "suite.yaml: no task selected (check --tag, --limit and --shard)"),
+    (["--tag", "nothing-has-this"], "suite.yaml: no task selected (check --tag, --limit and --offline)"),
 ])
 def test_bad_run_arguments(suite: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                            message: str) -> None:
