@@ -126,6 +126,20 @@ def test_bad_agent_specs_say_what_is_wrong(agent_module: str, spec: str, message
     assert str(err.value) == message.format(mod=agent_module)
 
 
+def test_a_module_that_fails_to_import_is_a_clean_error(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "broken_syntax_agent.py").write_text("def run(:\n")
+    (tmp_path / "raising_agent.py").write_text("raise RuntimeError('needs a config file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(MeridianError, match=r"^agent 'broken_syntax_agent:A': importing "
+                                            r"'broken_syntax_agent' failed: SyntaxError: "):
+        load_agent("broken_syntax_agent:A")
+    with pytest.raises(MeridianError) as err:
+        load_agent("raising_agent:A")
+    assert str(err.value) == ("agent 'raising_agent:A': importing 'raising_agent' failed: "
+                              "RuntimeError: needs a config file")
+
+
 # ------------------------------------------------------------------ command agents
 
 

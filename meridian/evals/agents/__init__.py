@@ -67,6 +67,9 @@ def _import_agent(spec: str) -> Agent:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise MeridianError(f"agent {spec!r}: cannot import {module_name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module is broken (SyntaxError, ...)
+        raise MeridianError(f"agent {spec!r}: importing {module_name!r} failed: "
+                            f"{type(exc).__name__}: {exc}") from None
     target: Any = module
     for part in attr_path.split("."):
         try:
