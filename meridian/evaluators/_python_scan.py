@@ -335,8 +335,17 @@ class _Scanner:
                 flag(line, f"commented-out test: {text.strip()[:120]}")
 
 
+def _reachable(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements before the first top-level `return`: `return` then asserts is a
+    test switched off, not a test."""
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.Return):
+            return body[:index + 1]
+    return body
+
+
 def _can_fail(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for node in ast.walk(fn):
+    for node in (n for stmt in _reachable(fn.body) for n in ast.walk(stmt)):
         if isinstance(node, ast.Assert):
             if not _always_holds(node.test):
                 return True

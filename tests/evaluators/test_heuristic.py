@@ -265,6 +265,9 @@ class TestCart(unittest.TestCase):
     issues = scan_files({"tests/test_cart.py": source})
     assert found(issues) == {("tests/test_cart.py", 4, "hollow_test", "high"),
                              ("tests/test_cart.py", 9, "hollow_test", "high")}
+    switched_off = "def test_total():\n    return\n    assert total([1.0]) == 1.0\n"
+    assert found(scan_files({"tests/test_off.py": switched_off})) == {
+        ("tests/test_off.py", 1, "hollow_test", "high")}
     assert all("always hold" in i.message for i in issues)
 
 
