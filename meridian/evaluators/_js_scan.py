@@ -32,6 +32,12 @@ PLACEHOLDER_RETURN = re.compile(
 SKIP_CALL = re.compile(
     r"(?<![\w.$])(?:(?:it|test|describe|context|suite|specify)\.(skip|todo|fixme|only)"
     r"|(xit|xtest|xdescribe|xcontext|xspecify))\s*[(`]")
+# An exported function declaration: a module's API. Local no-ops (`function noop() {}`,
+# `() => {}` callbacks) are idiomatic JavaScript and are left alone.
+FUNCTION_DECLARATION = re.compile(
+    r"(?<![\w$.])export\s+(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)"
+    r"\s*(?:<[^>(]*>)?\s*\(")
+EMPTY_BODY_AFTER_PARAMS = re.compile(r"\s*(?::[^{};=]*)?\{\s*\}")
 MOCHA_SELF_SKIP = re.compile(r"\bthis\.skip\s*\(")
 TEST_CALL = re.compile(r"(?<![\w.$])(it|test|specify)\s*\(")
 COMMENTED_TEST = re.compile(r"""^\s*(?://+|/\*+|\*+)?\s*(?:it|test|describe)(?:\.\w+)?\s*\(\s*['"`]""")
@@ -206,6 +212,15 @@ def scan_js(path: str, source: str) -> list[Issue]:
         line = line_of(match.start())
         stub_lines.add(line)
         add("stub_code", "high", line, "throws a 'not implemented' error: the code is a stub")
+
+    for match in FUNCTION_DECLARATION.finditer(masked.blank):
+        close = _matching_paren(masked.blank, match.end() - 1)
+        body = EMPTY_BODY_AFTER_PARAMS.match(masked.blank, close + 1)
+        if body is None:
+            continue
+        first, last = line_of(match.start()), line_of(body.end() - 1)
+        stub_lines.update(range(first, last + 1))
+        add("stub_code", "high", first, f"function `{match.group(1)}` is a stub: its body is empty")
 
     marker_lines = {line for line, text in masked.comments if MARKER.search(text)}
     for number, text in enumerate(code_lines, 1):

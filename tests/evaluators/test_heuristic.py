@@ -404,6 +404,24 @@ def test_js_stubs_and_markers_ignore_strings_and_regex_literals() -> None:
     }
 
 
+def test_an_exported_js_function_with_an_empty_body_is_a_stub() -> None:
+    source = """\
+export function total(items: number[]): number {}
+export async function load<T>(id: string): Promise<T> {
+  // TODO: fetch it
+}
+function noop() {}
+export function handler(cb = () => {}) { return cb(); }
+export function shape(): { x: number } { return { x: 1 }; }
+export function overloaded(x: string): string;
+"""
+    issues = scan_files({"src/api.ts": source})
+    assert found(issues) == {("src/api.ts", 1, "stub_code", "high"),
+                             ("src/api.ts", 2, "stub_code", "high")}
+    assert [i.message for i in issues] == ["function `total` is a stub: its body is empty",
+                                           "function `load` is a stub: its body is empty"]
+
+
 def test_js_hollow_skipped_and_pending_tests() -> None:
     issues = scan_files({"src/__tests__/api.test.tsx": JS_TEST})
     assert {(i.line, i.check, i.severity) for i in issues} == {
