@@ -8,6 +8,7 @@ against it on write and again by ``meridian verify``.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import re
 from collections.abc import Callable
@@ -25,6 +26,31 @@ B = TypeVar("B", bound=type[BaseModel])
 CONTENT_ADDRESSED_PREFIXES = ("memory.",)
 
 DATA_MODELS: dict[str, type[BaseModel]] = {}
+
+# Where the data models of each family of kinds live. They are imported on first use,
+# so a reader that meets only gate events never pays for the evaluation-run models.
+MODEL_MODULES_BY_PREFIX = {
+    "memory.": "meridian.memory.schemas",
+    "pattern.": "meridian.memory.schemas",
+    "gate.": "meridian.gates.events",
+    "eval.": "meridian.evals.store",
+    "baseline.": "meridian.evals.store",
+    "features.": "meridian.features",
+}
+_imported: set[str] = set()
+
+
+def model_for(kind: str) -> type[BaseModel] | None:
+    """The data model registered for ``kind``, importing its module the first time."""
+    model = DATA_MODELS.get(kind)
+    if model is not None:
+        return model
+    for prefix, module in MODEL_MODULES_BY_PREFIX.items():
+        if kind.startswith(prefix) and module not in _imported:
+            _imported.add(module)
+            importlib.import_module(module)
+            return DATA_MODELS.get(kind)
+    return None
 TS_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
 
@@ -106,7 +132,7 @@ def _message(error: Any) -> str:
 
 def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """Validate (and normalise) ``data`` with the model registered for ``kind``."""
-    model = DATA_MODELS.get(kind)
+    model = model_for(kind)
     if model is None:
         return data
     try:

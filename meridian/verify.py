@@ -14,7 +14,6 @@ rewritten, which is itself tampering.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,9 +23,6 @@ from meridian import gitio, records
 from meridian.errors import MeridianError
 from meridian.ledger import Ledger
 
-# Modules that register data models for record kinds (imported when present).
-MODEL_MODULES = ("meridian.memory.schemas", "meridian.evals.store", "meridian.gates.events",
-                 "meridian.features")
 
 
 @dataclass(frozen=True)
@@ -53,15 +49,6 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def load_models() -> None:
-    for name in MODEL_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise
 
 
 def cache_path(ledger: Ledger) -> Path:
@@ -231,7 +218,6 @@ def _check_merge(ledger: Ledger, info: gitio.CommitInfo) -> Iterator[Problem]:
 
 def verify(ledger: Ledger, *, full: bool = False) -> Report:
     """Check every commit not yet verified (all of them with ``full``)."""
-    load_models()
     tip = ledger.tip()
     report = Report(tip=str(tip) if tip else None)
     if tip is None:

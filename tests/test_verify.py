@@ -197,3 +197,18 @@ def test_a_shard_without_a_final_newline_is_refused(
     _tamper(repo, tmp_path, glue)
     assert main(["verify"]) == 1
     assert "shard does not end with a newline" in capsys.readouterr().out
+
+
+def test_verify_imports_only_the_models_of_the_kinds_it_meets(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    _populated(repo, 2)
+    Ledger.open(repo).emit("gate.blocked", {"gate": "g", "source": "gate", "reason": "r"})
+    script = ("import sys; from meridian.ledger import Ledger; from meridian.verify import verify; "
+              "assert verify(Ledger.open('.'), full=True).ok; "
+              "print(sorted(m for m in sys.modules if m.startswith('meridian.')))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True,
+                         text=True, check=True).stdout
+    assert "meridian.gates.events" in out
+    assert "meridian.evals.store" not in out and "meridian.memory.schemas" not in out
