@@ -64,39 +64,55 @@ class _Builder:
         self.lines: dict[Loc, int] = {}
         self.loader = yaml.SafeLoader("")
 
-    def build(self, node: yaml.Node, loc: Loc) -> Any:
+    def build(self, node: yaml.Node, loc: Loc, active: frozenset[int] = frozenset()) -> Any:
+        if id(node) in active:  # an alias that contains itself: `a: &x [*x]`
+            raise ConfigError(f"{self.path}:{node.start_mark.line + 1}: {dotted(loc) or 'value'}: "
+                              "an alias refers to itself")
         self.lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
-            result: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.scalar(key_node, loc)
-                line = key_node.start_mark.line + 1
-                if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    raise ConfigError(f"{self.path}:{line}: {dotted(loc) or 'key'}: "
-                                      "keys must be plain strings or numbers")
-                if key in result:
-                    raise ConfigError(
-                        f"{self.path}:{line}: {dotted(loc + (key,)) or key}: duplicate key")
-                self.lines[loc + (key,)] = line
-                result[key] = self.build(value_node, loc + (key,))
-            return result
+            return self.mapping(node, loc, active | {id(node)})
         if isinstance(node, yaml.SequenceNode):
             items = []
             for index, item in enumerate(node.value):
                 self.lines[loc + (index,)] = item.start_mark.line + 1
-                items.append(self.build(item, loc + (index,)))
+                items.append(self.build(item, loc + (index,), active | {id(node)}))
             return items
         return self.scalar(node, loc)
+
+    def mapping(self, node: yaml.MappingNode, loc: Loc, active: frozenset[int]) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` merge keys
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    value = self.build(source, loc, active)
+                    if not isinstance(value, dict):
+                        raise ConfigError(f"{self.path}:{line}: {dotted(loc) or 'value'}: "
+                                          "`<<` must merge a mapping")
+                    merged = {**value, **merged}
+                continue
+            key = self.scalar(key_node, loc)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise ConfigError(f"{self.path}:{line}: {dotted(loc) or 'key'}: "
+                                  "keys must be plain strings or numbers")
+            if key in result:
+                raise ConfigError(f"{self.path}:{line}: {dotted(loc + (key,)) or key}: duplicate key")
+            self.lines[loc + (key,)] = line
+            result[key] = self.build(value_node, loc + (key,), active)
+        return {**merged, **result}
 
     def scalar(self, node: yaml.Node, loc: Loc) -> Any:
         try:
             return self.loader.construct_object(node, deep=True)
         except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
-            # e.g. a date that does not exist: `review: 2020-13-01`
+            # e.g. a date that does not exist: `review: 2020-13-01`, or an unknown `!tag`
             where = f"{self.path}:{node.start_mark.line + 1}"
             field = dotted(loc)
+            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise ConfigError(f"{where}: {field + ': ' if field else ''}invalid value "
-                              f"{node.value!r}: {exc}") from None
+                              f"{node.value!r}: {reason}") from None
 
 
 def parse(text: str, path: Path | str) -> Located:
@@ -106,10 +122,11 @@ def parse(text: str, path: Path | str) -> Located:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        problem = exc.problem or exc.context or "invalid YAML"
+        problem = (exc.problem or exc.context or "invalid YAML").splitlines()[0]
         raise ConfigError(f"{path}{line}: invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+        first = (str(exc).splitlines() or ["invalid YAML"])[0]
+        raise ConfigError(f"{path}: invalid YAML: {first}") from None
     builder = _Builder(path)
     try:
         data = None if node is None else builder.build(node, ())
