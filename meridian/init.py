@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,16 +25,6 @@ class Outcome:
             ] + warned
         return ([f"created {item}" for item in self.created]
                 + [f"kept {item}" for item in self.kept] + warned)
-
-
-def _optional(module: str) -> object | None:
-    """Sibling features land in separate modules; init wires in those present."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None
-        raise
 
 
 def _fetch_remote_state(ledger: Ledger, remote: str, outcome: Outcome) -> bool:
@@ -62,6 +51,13 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
     root = gitio.workdir(repo)
     if root is None:
         raise MeridianError(f"{repo.path}: a bare repository has no work tree; run init in a clone")
+    from meridian import rules, templates
+    from meridian.hooks import ci as ci_templates
+    from meridian.hooks import claude_settings, install
+
+    if template is not None and template not in templates.list_templates():
+        raise MeridianError(f"--template {template}: no such template (templates: "
+                            f"{', '.join(templates.list_templates())})")
     outcome = Outcome()
 
     config_file = root / CONFIG_PATH
@@ -83,30 +79,15 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
                     summary="meridian init")
         outcome.created.append(f"branch {config.branch}")
 
-    rules = _optional("meridian.rules")
-    if rules is not None:
-        written = rules.write_default_rules(root)  # type: ignore[attr-defined]
-        (outcome.created if written else outcome.kept).append(config.paths.rules)
-
+    written = rules.write_default_rules(root)
+    (outcome.created if written else outcome.kept).append(config.paths.rules)
     if template:
-        templates = _optional("meridian.templates")
-        if templates is None:
-            raise MeridianError("templates are not available in this installation")
-        for created in templates.install_template(template, root):  # type: ignore[attr-defined]
+        for created in templates.install_template(template, root):
             outcome.created.append(str(Path(created).relative_to(root)))
-
     if hooks:
-        installer = _optional("meridian.hooks.install")
-        if installer is not None:
-            installer.install_for_init(repo, outcome)  # type: ignore[attr-defined]
+        install.install_for_init(repo, outcome)
     if claude:
-        settings = _optional("meridian.hooks.claude_settings")
-        if settings is None:
-            raise MeridianError("Claude Code integration is not available in this installation")
-        settings.merge_into(root, outcome)  # type: ignore[attr-defined]
+        claude_settings.merge_into(root, outcome)
     if ci:
-        ci_module = _optional("meridian.hooks.ci")
-        if ci_module is None:
-            raise MeridianError("CI templates are not available in this installation")
-        ci_module.install(ci, root, outcome)  # type: ignore[attr-defined]
+        ci_templates.install(ci, root, outcome)
     return outcome

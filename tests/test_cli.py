@@ -160,3 +160,11 @@ def test_since_includes_what_is_at_or_after(repo: Path, capsys: pytest.CaptureFi
     assert main(["log", "--json", "--since", "2000-01-01"]) == 0
     kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
     assert kinds == ["meridian.init"]
+
+
+def test_unknown_template_changes_nothing(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--template", "webapp", "--no-hooks"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("meridian: --template webapp: no such template (templates: ")
+    assert "web-app" in err
+    assert not (repo / ".meridian").exists() and not Ledger.open(repo).exists()
