@@ -8,7 +8,8 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the statuses as JSON")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 when a passed gate is stale (its artifacts changed)")
+                        help="exit 1 when a passed gate is stale (its artifacts or its "
+                        "definition changed since the verdict)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,11 +18,12 @@ def run(args: argparse.Namespace) -> int:
 
     from meridian.gates.lifecycle import open_project
     from meridian.gates.report import status_lines, summary_line
-    from meridian.gates.state import derive_states
+    from meridian.gates.state import derive_states, stale_reason
 
     project = open_project(".")
     statuses = list(derive_states(project.ledger, project.graph).values())
-    stale = [s.gate for s in statuses if s.state == "stale"]
+    stale_statuses = [s for s in statuses if s.state == "stale"]
+    stale = [s.gate for s in stale_statuses]
     if args.json:
         print(json.dumps({"branch": project.ledger.branch,
                           "gates": [s.to_json() for s in statuses], "stale": stale}, indent=2))
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         print(summary_line(statuses))
     if args.strict and stale:
-        print(f"meridian: stale gate(s): {', '.join(stale)} (artifacts changed since their "
-              "verdict; submit them again)", file=sys.stderr)
+        reasons = "; ".join(f"{s.gate}: {stale_reason(s)}" for s in stale_statuses)
+        print(f"meridian: stale gate(s): {reasons}; submit them again", file=sys.stderr)
         return 1
     return 0

@@ -92,6 +92,9 @@ class Verdict(_Model):
     summary: str = ""
     usage: Usage = Field(default_factory=Usage)
     self_score: float | None = None
+    # Set by the gate lifecycle: the hash of the gate definition this verdict was decided
+    # under (meridian.gates.definition). Evaluators never see or set it.
+    spec_hash: str | None = None
 
     def blocking(self) -> list[Issue]:
         return ordered_issues(self.issues)

@@ -131,6 +131,9 @@ class Graph:
     specs: dict[str, GateSpec]
     order: list[str]
     lines: dict[str, int] = field(default_factory=dict)
+    # The project settings the graph was loaded with: a gate's definition (what its
+    # verdict is bound to, see ``meridian.gates.definition``) includes its evaluator settings.
+    config: Config = field(default_factory=Config)
 
     def __contains__(self, gate_id: object) -> bool:
         return gate_id in self.specs
@@ -166,13 +169,14 @@ def gates_path(root: Path, config: Config | None = None) -> Path:
 
 def load_graph(root: Path, config: Config | None = None) -> Graph:
     """Load and validate the project's gate graph (ConfigError names file and line)."""
+    config = config or load_config(root)
     path = gates_path(root, config)
     if not path.is_file():
         raise ConfigError(
             f"{_shown(path)}: no gate graph; write one or run `meridian init --template NAME` "
             "(`meridian init --list-templates` lists them)"
         )
-    return parse_graph(yamlio.load(_shown(path)), root)
+    return parse_graph(yamlio.load(_shown(path)), root, config=config)
 
 
 def _shown(path: Path) -> Path:
@@ -183,7 +187,7 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def parse_graph(located: yamlio.Located, root: Path) -> Graph:
+def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = None) -> Graph:
     if not isinstance(located.data, dict):
         raise located.error((), "expected a mapping with a 'gates:' list")
     model = yamlio.validate(GatesFile, located)
@@ -221,7 +225,7 @@ def parse_graph(located: yamlio.Located, root: Path) -> Graph:
                             "cycle in needs: " + " -> ".join(cycle)
                             + " (each gate needs the one before it)")
     return Graph(path=Path(located.path), root=root, specs=specs,
-                 order=dependency_order(specs), lines=lines)
+                 order=dependency_order(specs), lines=lines, config=config or Config())
 
 
 def find_cycle(specs: dict[str, GateSpec]) -> list[str] | None:

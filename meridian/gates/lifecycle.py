@@ -26,7 +26,9 @@ from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
 from meridian.evaluators.models import Bundle, CheckResult, Issue, Verdict, decide
 from meridian.gates import artifacts, checks
+from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
+from meridian.gates.definition import evaluator_settings
 from meridian.gates.graph import GateSpec, Graph, load_graph
 from meridian.gates.state import GateStatus, derive_states
 from meridian.ledger import EVENTS, Ledger, Write
@@ -162,10 +164,14 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     ledger.emit(ev.SUBMITTED, submitted)
 
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
+    # The definition is the one loaded before the checks ran: what the evaluation used,
+    # even if a check rewrites gates.yaml (the gate then shows stale).
+    defined = gate_definition.definition(project.graph, gate)
     settings = evaluator_settings(project.config, spec)
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
     verdict = enforce_checks(verdict, results)
-    submission = _record_verdict(project, verdict, bundle)
+    verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})
+    submission = _record_verdict(project, verdict, bundle, defined)
     if verdict.passed:
         try:
             _calibrate(ledger, gate, status)
@@ -189,18 +195,6 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
         artifacts=files, checks=results, diff=diff, subject=snap.subject,
         notes=notes + diff_notes,
     )
-
-
-def evaluator_settings(config: Config, spec: GateSpec) -> EvaluatorSettings:
-    """The config's evaluator settings with the gate's ``evaluate:`` overrides applied."""
-    overrides: dict[str, object] = {}
-    if spec.evaluate.threshold is not None:
-        overrides["threshold"] = spec.evaluate.threshold
-    if spec.evaluate.evaluator is not None:
-        overrides["kind"] = spec.evaluate.evaluator
-    if spec.evaluate.command is not None:
-        overrides["command"] = spec.evaluate.command
-    return config.evaluator.model_copy(update=overrides)
 
 
 def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSettings,
@@ -253,8 +247,13 @@ def enforce_checks(verdict: Verdict, results: list[CheckResult]) -> Verdict:
     )
 
 
-def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle) -> Submission:
-    """The verdict document, its evidence and the pass/fail event: one ledger write."""
+def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
+                    defined: dict[str, object]) -> Submission:
+    """The verdict document, its evidence and the pass/fail event: one ledger write.
+
+    The evidence keeps the definition itself (``defined``), so a gate that goes stale
+    because its definition changed can say which part changed.
+    """
     gate = verdict.gate
     stamp = now_ts()
     document = verdict.model_dump(mode="json")
@@ -270,6 +269,7 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle) -> Submi
         "checks": [c.model_dump(mode="json") for c in bundle.checks],
         "diff_chars": len(bundle.diff),
         "notes": bundle.notes,
+        "definition": defined,
     }
     counts: dict[str, int] = {}
     for issue in verdict.issues:
@@ -279,7 +279,7 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle) -> Submi
         "gate": gate, "verdict": verdict_path, "overall": verdict.overall,
         "threshold": verdict.threshold, "evaluator": verdict.evaluator,
         "subject": verdict.subject, "usage": verdict.usage.model_dump(mode="json"),
-        "issues": counts,
+        "issues": counts, "spec_hash": verdict.spec_hash,
     }
     if verdict.self_score is not None:
         data["self_score"] = verdict.self_score
@@ -337,6 +337,10 @@ def approve_gate(project: Project, gate: str, token: str | None, *, interactive:
         raise _refuse(project, gate, (
             f"cannot approve {gate}: its artifacts changed since the verdict; "
             f"submit again: meridian gate submit {gate}"))
+    if status.spec_hash and gate_definition.spec_hash(project.graph, gate) != status.spec_hash:
+        raise _refuse(project, gate, (
+            f"cannot approve {gate}: its definition (gates.yaml entry or evaluator settings) "
+            f"changed since the verdict; submit again: meridian gate submit {gate}"))
     if token is None:
         raise MeridianError(f"gate approve {gate}: --token TOKEN is required without a terminal")
     if not _token_matches(spec, token):

@@ -11,7 +11,9 @@ its verdict's subject is stale). States:
                  verdict passed and a human has not approved it yet
     passed       the latest verdict passed (and was approved, when required)
     failed       the latest verdict failed
-    stale        passed, but the artifacts changed since the verdict
+    stale        passed, but the artifacts or the gate's definition (its gates.yaml
+                 entry, its evaluator settings: ``meridian.gates.definition``)
+                 changed since the verdict
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from meridian import gitio
+from meridian.errors import MeridianError
+from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
 from meridian.gates.artifacts import snapshot
 from meridian.gates.globs import worktree_files
@@ -49,6 +53,11 @@ class GateStatus:
     subject: str | None = None  # tree id the latest verdict read
     current_subject: str | None = None  # tree id of the artifacts now (passed gates)
     changed_files: list[str] | None = None  # stale gates, when both trees are known here
+    spec_hash: str | None = None  # definition hash the latest verdict was decided under
+    current_spec_hash: str | None = None  # the definition's hash now (passed gates)
+    # Stale gates whose definition changed: the parts that differ (``checks``,
+    # ``evaluator.threshold``, ...), [] when the verdict's definition is not on record.
+    changed_definition: list[str] | None = None
     awaiting_approval: bool = False
     approver: str | None = None
     submissions: int = 0
@@ -74,6 +83,7 @@ class _Fold:
     threshold: float | None = None
     evaluator: str | None = None
     subject: str | None = None
+    spec_hash: str | None = None
     high_issues: int = 0
     approved_verdict: str | None = None
     approver: str | None = None
@@ -107,6 +117,7 @@ class _Fold:
             self.threshold = data.get("threshold")
             self.evaluator = data.get("evaluator")
             self.subject = data.get("subject")
+            self.spec_hash = data.get("spec_hash")
             self.high_issues = int((data.get("issues") or {}).get("high", 0))
         elif kind == ev.EVALUATOR_UNAVAILABLE:
             if self.phase == "submitted":
@@ -148,8 +159,9 @@ def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
                   folds: dict[str, _Fold] | None = None) -> dict[str, GateStatus]:
     """Every gate's status, in dependency order.
 
-    ``check_stale`` hashes the artifacts of passed gates to detect staleness; without
-    it a passed gate is reported passed (cheaper, for callers that only need events).
+    ``check_stale`` hashes the artifacts and the definition of passed gates to detect
+    staleness; without it a passed gate is reported passed (cheaper, for callers that
+    only need events).
     ``folds`` are already-folded events (``meridian.gates.snapshot``'s cache, caught up
     incrementally); without them every gate event is read and folded here.
     """
@@ -169,7 +181,7 @@ def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
             if check_stale:
                 if listing is None:
                     listing = worktree_files(ledger.repo, graph.root)
-                _mark_stale(ledger.repo, graph, spec, status, listing)
+                _mark_stale(ledger, graph, spec, status, listing)
         elif fold.phase == "open":
             status.state = "locked" if status.unmet_needs else "open"
         else:
@@ -186,18 +198,52 @@ def _base_status(spec: GateSpec, fold: _Fold) -> GateStatus:
         estimate_hours=fold.estimate_hours if fold.estimate_hours is not None else spec.estimate_hours,
         verdict=fold.verdict, verdict_passed=fold.verdict_passed, overall=fold.overall,
         threshold=fold.threshold, evaluator=fold.evaluator, subject=fold.subject,
+        spec_hash=fold.spec_hash,
         approver=fold.approver if fold.approved_verdict == fold.verdict else None,
         submissions=fold.submissions, blocks=fold.blocks, updated_at=fold.updated_at,
     )
 
 
-def _mark_stale(repo: gitio.Repository, graph: Graph, spec: GateSpec, status: GateStatus,
+def _mark_stale(ledger: Ledger, graph: Graph, spec: GateSpec, status: GateStatus,
                 listing: list[str]) -> None:
+    repo = ledger.repo
     current = snapshot(repo, graph.root, spec.artifacts, listing).subject
     status.current_subject = current
     if status.subject and current != status.subject:
         status.state = "stale"
         status.changed_files = gitio.tree_changed_files(repo, status.subject, current)
+    now = gate_definition.definition(graph, spec.id)
+    status.current_spec_hash = gate_definition.hash_definition(now)
+    # A verdict recorded before definitions were hashed has nothing to compare with.
+    if status.spec_hash and status.current_spec_hash != status.spec_hash:
+        status.state = "stale"
+        status.changed_definition = _changed_definition(ledger, status.verdict, now)
+
+
+def _changed_definition(ledger: Ledger, verdict: str | None, now: dict[str, Any]) -> list[str]:
+    """The parts of the definition that changed, from the one kept with the verdict's evidence."""
+    if not verdict or not verdict.startswith("verdicts/"):
+        return []
+    try:
+        evidence = ledger.read_json("evidence/" + verdict.removeprefix("verdicts/"))
+    except (MeridianError, ValueError):
+        return []
+    before = evidence.get("definition") if isinstance(evidence, dict) else None
+    return gate_definition.changed_parts(before, now) if isinstance(before, dict) else []
+
+
+def stale_reason(status: GateStatus) -> str:
+    """Why a stale gate is stale: its artifacts, its definition, or both changed."""
+    reasons = []
+    if status.changed_definition is not None:
+        parts = ", ".join(status.changed_definition) or "gates.yaml entry or evaluator settings"
+        reasons.append(f"gate definition changed since the verdict ({parts})")
+    if status.subject and status.current_subject and status.subject != status.current_subject:
+        changed = status.changed_files
+        what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "") \
+            if changed else "the artifact files"
+        reasons.append(f"artifacts changed since the verdict ({what})")
+    return "; ".join(reasons)
 
 
 def _needs_text(names: list[str], statuses: dict[str, GateStatus]) -> str:
@@ -212,10 +258,7 @@ def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) ->
     if state == "open":
         return f"ready: meridian gate start {gate}"
     if state == "stale":
-        changed = status.changed_files
-        what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "") \
-            if changed else "the artifact files"
-        return f"artifacts changed since the verdict ({what}); submit again"
+        return stale_reason(status) + "; submit again"
     if state == "passed":
         by = f", approved by {status.approver}" if status.approver else ""
         return f"overall {fold.overall} >= {fold.threshold} ({fold.evaluator}){by}"

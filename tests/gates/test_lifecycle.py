@@ -193,8 +193,8 @@ def test_a_passed_gate_goes_stale_when_an_artifact_changes(calc_project, cli) ->
     assert status.code == 1
     assert status.out.splitlines()[1] == (
         "1  calc  stale  artifacts changed since the verdict (src/calc.py); submit again")
-    assert status.err == ("meridian: stale gate(s): calc (artifacts changed since their "
-                          "verdict; submit them again)\n")
+    assert status.err == ("meridian: stale gate(s): calc: artifacts changed since the verdict "
+                          "(src/calc.py); submit them again\n")
     as_json = json.loads(cli("status", "--json").out)
     assert as_json["stale"] == ["calc"]
     assert as_json["gates"][0]["changed_files"] == ["src/calc.py"]

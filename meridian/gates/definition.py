@@ -1,0 +1,101 @@
+"""The definition a verdict is bound to, and its hash (``spec_hash``).
+
+A verdict is bound to the artifacts it read (``subject``) and to the definition that
+decided it: the gate's entry in ``gates.yaml`` as loaded and the evaluator settings
+from ``config.yaml`` in effect for it. Editing either after a pass (``threshold: 0``,
+a dropped check, a command evaluator that prints 10s) makes the gate stale, exactly
+as an edited artifact does.
+
+What is hashed is built field by field rather than dumped from the models, so a
+Meridian release that adds an optional key to ``gates.yaml`` does not turn every
+passed gate stale. Only what can change an outcome is in it:
+
+- the gate: ``acceptance``, ``artifacts``, ``checks`` (command and timeout),
+  ``evaluate`` (threshold, evaluator, command), ``approval``, ``features``;
+- the effective evaluator settings (``config.yaml`` with the gate's ``evaluate:``
+  overrides): ``kind`` as configured (``auto`` is not resolved: whether
+  ``ANTHROPIC_API_KEY`` is set in the shell that runs ``status`` is not a change of
+  definition; the verdict's ``evaluator`` records what ran), ``threshold``, ``command``
+  when the kind is ``command``, the model when the kind is ``auto`` or ``anthropic``.
+
+``description``, ``needs`` and ``estimate_hours`` are not in it: ``needs`` are enforced
+by the state of the gates they name, and the other two do not decide anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from meridian.config import Config, EvaluatorSettings
+from meridian.gates.graph import GateSpec, Graph
+from meridian.records import canonical_json
+
+
+def evaluator_settings(config: Config, spec: GateSpec) -> EvaluatorSettings:
+    """The config's evaluator settings with the gate's ``evaluate:`` overrides applied."""
+    overrides: dict[str, object] = {}
+    if spec.evaluate.threshold is not None:
+        overrides["threshold"] = spec.evaluate.threshold
+    if spec.evaluate.evaluator is not None:
+        overrides["kind"] = spec.evaluate.evaluator
+    if spec.evaluate.command is not None:
+        overrides["command"] = spec.evaluate.command
+    return config.evaluator.model_copy(update=overrides)
+
+
+def _evaluator(settings: EvaluatorSettings) -> dict[str, Any]:
+    effective: dict[str, Any] = {"kind": settings.kind, "threshold": settings.threshold}
+    if settings.kind == "command":
+        effective["command"] = settings.command
+    if settings.kind in ("auto", "anthropic"):
+        effective["model"] = settings.anthropic.model
+    return effective
+
+
+def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
+    """Everything that decides ``gate_id``'s outcome, as plain JSON values."""
+    spec = graph.gate(gate_id)
+    approval = None
+    if spec.approval is not None:
+        approval = {"token_sha256": (spec.approval.token_sha256 or "").lower() or None,
+                    "token_env": spec.approval.token_env}
+    features = None
+    if spec.features is not None:
+        features = {"hardened": list(spec.features.hardened)}
+    gate = {
+        "acceptance": spec.acceptance,
+        "artifacts": list(spec.artifacts),
+        "checks": [{"run": check.run, "timeout": check.timeout} for check in spec.checks],
+        "evaluate": {"threshold": spec.evaluate.threshold,
+                     "evaluator": spec.evaluate.evaluator,
+                     "command": spec.evaluate.command},
+        "approval": approval,
+        "features": features,
+    }
+    return {"gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
+
+
+def hash_definition(value: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON (sorted keys, no spaces) of a definition."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def spec_hash(graph: Graph, gate_id: str) -> str:
+    return hash_definition(definition(graph, gate_id))
+
+
+def changed_parts(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Which parts differ (``checks``, ``evaluator.threshold``, ...)."""
+    parts: list[str] = []
+    for section in sorted(set(before) | set(now)):
+        old, new = before.get(section), now.get(section)
+        if old == new:
+            continue
+        if section in ("gate", "evaluator") and isinstance(old, dict) and isinstance(new, dict):
+            prefix = "" if section == "gate" else "evaluator."
+            parts += [prefix + key for key in sorted(set(old) | set(new))
+                      if old.get(key) != new.get(key)]
+        else:
+            parts.append(section)
+    return sorted(parts)
