@@ -1,8 +1,9 @@
 """Any program as the evaluator: bundle JSON on stdin, verdict JSON on stdout.
 
 The command (``evaluator.command`` in the config) runs through the shell with the
-``GIT_*`` variables removed, so a program that calls git sees the repository it runs in
-rather than whatever hook invoked Meridian. It must print one JSON object:
+variables that pin git to a repository removed (``gitio.clean_env``, the one definition
+the checks and Meridian's own git calls use too), so a program that calls git sees the
+repository it runs in rather than whatever hook invoked Meridian. It must print one JSON object:
 
     {"scores": {"completeness": 8, "correctness": 7, "robustness": 7, "spec_adherence": 8},
      "issues": [{"severity": "high", "file": "src/app.py", "line": 12, "message": "..."}],
@@ -29,6 +30,7 @@ from typing import Any
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
 from meridian.evaluators._payload import COMMAND_VERDICT_SCHEMA, parse_reported
 from meridian.evaluators.models import Bundle, Usage
+from meridian.gitio import clean_env
 
 COMMAND_TIMEOUT_S = 600.0
 FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
@@ -40,10 +42,6 @@ def _program(command: str) -> str:
     except ValueError:
         words = command.split()
     return os.path.basename(words[0]) if words else command
-
-
-def _env_without_git() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
 
 
 def _last_line(text: str) -> str:
@@ -81,7 +79,7 @@ class CommandEvaluator:
         try:
             # A new session, so a timeout can kill the shell and everything it started.
             process = subprocess.Popen(
-                self.command, shell=True, cwd=self.cwd, env=_env_without_git(),
+                self.command, shell=True, cwd=self.cwd, env=clean_env(),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 text=True, start_new_session=True)
         except OSError as err:

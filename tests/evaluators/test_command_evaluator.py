@@ -109,21 +109,26 @@ def test_a_program_that_hangs_is_killed_and_unavailable(tmp_path: Path) -> None:
     assert err.value.reason == "`sleep 30` did not finish within 0.5s"
 
 
-def test_git_variables_are_stripped_and_cwd_is_honoured(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repository_variables_are_stripped_and_cwd_is_honoured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a hook inherits: variables pinning git to the hook's repository and index.
     monkeypatch.setenv("GIT_DIR", "/somewhere/else/.git")
     monkeypatch.setenv("GIT_INDEX_FILE", "/somewhere/else/index")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.hooksPath")
+    # Not repository-pinning (gitio.clean_env keeps them): credentials, identity.
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -i key")
     monkeypatch.setenv("MERIDIAN_SAMPLE", "kept")
     workdir = tmp_path / "project"
     workdir.mkdir()
     command = judge(tmp_path, f"""
-git = sorted(k for k in os.environ if k.startswith("GIT_"))
+names = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_CONFIG_KEY_0", "GIT_SSH_COMMAND")
+git = sorted(k for k in names if k in os.environ)
 print(json.dumps({{"scores": {GOOD_SCORES!r}, "issues": [],
                   "summary": f"git={{git}} sample={{os.environ['MERIDIAN_SAMPLE']}} "
                              f"cwd={{os.path.basename(os.getcwd())}}"}}))
 """)
     verdict = evaluate(make_bundle(), settings_for(command), cwd=workdir)
-    assert verdict.summary == "git=[] sample=kept cwd=project"
+    assert verdict.summary == "git=['GIT_SSH_COMMAND'] sample=kept cwd=project"
 
 
 def test_claude_cli_json_output_is_unwrapped(tmp_path: Path) -> None:

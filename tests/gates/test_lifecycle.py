@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -468,3 +469,33 @@ def test_misconfigured_evaluator_gives_no_verdict_and_leaves_the_gate(project, w
                                  "'command'")
     assert events("gate.evaluator_unavailable")[0].data["reason"].startswith("configuration error")
     assert cli("status").out.splitlines()[1].split()[:3] == ["1", "docs", "in_progress"]
+
+
+def test_a_command_evaluator_run_from_a_hook_sees_the_project(project, write_gates, cli,
+                                                              tmp_path, monkeypatch) -> None:
+    # A hook (pre-commit in another repository, say) exports variables that pin git to
+    # its repository; the evaluator's git must see the project it judges instead.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert subprocess.run(["git", "init", "-q", str(elsewhere)], check=False).returncode == 0
+    script = tmp_path / "where.py"
+    script.write_text(
+        "import json, subprocess\n"
+        "top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], capture_output=True,\n"
+        "                     text=True).stdout.strip()\n"
+        "scores = dict.fromkeys(['completeness', 'correctness', 'robustness',"
+        " 'spec_adherence'], 9)\n"
+        "print(json.dumps({'scores': scores, 'issues': [], 'summary': top}))\n")
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    write_gates(f"""
+        gates:
+          - id: docs
+            artifacts: [README.md]
+            evaluate: {{evaluator: command, command: {json.dumps(command)}}}
+    """)
+    assert cli("gate", "start", "docs").code == 0
+    monkeypatch.setenv("GIT_DIR", str(elsewhere / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(elsewhere))
+    result = cli("gate", "submit", "docs", "--json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["verdict"]["summary"] == str(project.resolve())
