@@ -35,6 +35,9 @@ from meridian.ledger import EVENTS, Ledger, Write
 from meridian.records import Record, canonical_json, now_ts, parse_ts
 
 GATE_CHECK_ISSUE = "gate_check"
+# The web-app template's approval hash: no token hashes to it, so until a human puts
+# their token's hash in its place the gate cannot be approved (and is told why).
+PLACEHOLDER_TOKEN_SHA256 = "0" * 64
 
 
 @dataclass
@@ -360,6 +363,11 @@ def _token_matches(spec: GateSpec, token: str) -> bool:
     approval = spec.approval
     assert approval is not None
     if approval.token_sha256 is not None:
+        if approval.token_sha256 == PLACEHOLDER_TOKEN_SHA256:
+            raise MeridianError(
+                f"{spec.id}: approval.token_sha256 is still the template's placeholder (64 "
+                "zeros), which no token matches; put the sha256 of your token there: "
+                "printf %s TOKEN | sha256sum")
         given = hashlib.sha256(token.encode()).hexdigest()
         return hmac.compare_digest(given, approval.token_sha256.lower())
     assert approval.token_env is not None

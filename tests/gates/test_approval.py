@@ -107,3 +107,33 @@ def test_approve_on_a_gate_without_approval(project, write_gates, cli, terminal)
     result = cli("gate", "approve", "plain", "--token", "x")
     assert result.code == 2
     assert result.err == "meridian: plain has no approval step (no `approval:` in .meridian/gates.yaml)\n"
+
+
+def test_the_web_app_template_stores_a_hash_placeholder_no_token_matches(
+        project, write_gates, cli, terminal) -> None:
+    from meridian.templates import install_template
+
+    install_template("web-app", project)
+    template = (project / ".meridian" / "gates.yaml").read_text()
+    assert "token_env" not in template
+    assert "printf %s 'YOUR TOKEN' | sha256sum" in template
+    deployed = template[template.index("  - id: deployed"):]
+    assert '      token_sha256: "' + "0" * 64 + '"' in deployed
+
+    # The placeholder, on a gate whose verdict passed: approving says what to do.
+    write_gates(f"""
+        gates:
+          - id: release
+            acceptance: CHANGELOG.md describes the release.
+            artifacts: [CHANGELOG.md]
+            approval: {{token_sha256: "{'0' * 64}"}}
+    """)
+    write(project, "CHANGELOG.md", "# Changelog\n\n## 1.0\n\n- First release.\n")
+    assert cli("gate", "start", "release").code == 0
+    assert cli("gate", "submit", "release").code == 0
+    result = cli("gate", "approve", "release", "--token", "anything")
+    assert result.code == 2
+    assert result.err == ("meridian: release: approval.token_sha256 is still the template's "
+                          "placeholder (64 zeros), which no token matches; put the sha256 of "
+                          "your token there: printf %s TOKEN | sha256sum\n")
+    assert _state(cli) == ["1", "release", "submitted"]
