@@ -608,3 +608,25 @@ def staged_files(repo: Repository) -> dict[str, bytes]:
     """Content of every file the next commit adds or modifies, as staged."""
     return {path: read_blob(repo, oid)
             for path, oid in staged_changes(repo).items() if oid is not None}
+
+
+def unstaged_paths(repo: Repository, paths: Iterable[str]) -> list[str]:
+    """Of ``paths``, those the next commit holds with content other than the work tree's.
+
+    A path the commit's index holds is listed when its work-tree file is missing or
+    hashes (with the repository's filters, as ``git add`` would) to another blob. Paths
+    the index does not hold are left out: the commit does not carry them either way.
+    Like ``staged_changes`` it reads the index ``GIT_INDEX_FILE`` names during a commit.
+    """
+    index = _commit_index(repo)
+    root = workdir(repo)
+    out: list[str] = []
+    for path in paths:
+        try:
+            staged = index[path].id
+        except KeyError:
+            continue
+        file = None if root is None else root / path
+        if file is None or not file.is_file() or repo.hashfile(str(file), as_path=path) != staged:
+            out.append(path)
+    return out

@@ -2,7 +2,9 @@
 
 In order, each step only when the one before passed:
 
-1. config, gate graph and rules are valid (``project.load_facts``; cached by content);
+1. config, gate graph and rules are valid (``project.load_facts``; cached by content),
+   and the commit carries them as the work tree has them (they are read from the work
+   tree, so an unstaged edit would otherwise decide what a commit may hold);
 2. the state branch is intact: every commit since the last verified one is checked,
    which re-validates every memory, gate and run record written since;
 3. staged files that belong to a **locked** gate's artifacts are refused, naming the
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from meridian import gitio
@@ -67,6 +70,17 @@ def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, owners: dict[s
             gate=gate, files=files, details=report.listed(files), mechanism=LOCKED_RULE,
         ))
     return refusals
+
+
+def project_branch(root: Path) -> str | None:
+    """The state branch the config names, when only the gate graph or the rules are invalid
+    (so that refusal is recorded too); None when the config itself cannot be read."""
+    from meridian.config import load_config
+
+    try:
+        return load_config(root).branch
+    except ConfigError:
+        return None
 
 
 def need_step(gate: str, state: str) -> str:
@@ -122,7 +136,7 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                     f"first {first.where()}: {first.message}"),
             next_step=(f"fix them and commit again. The checks are rules: {rules}; "
                        "switching one off takes a recorded reason: "
-                       "meridian rules retire ID --reason WHY"),
+                       f"meridian rules retire ID --reason WHY, then git add {facts.rules_file}"),
             gate=gate, files=files, mechanism=HEURISTICS_RULE,
             details=[f"{i.where()}  [{i.check}] {i.message}" for i in mine[:MAX_LISTED]]
             + ([f"... and {len(mine) - MAX_LISTED} more"] if len(mine) > MAX_LISTED else []),
@@ -143,8 +157,23 @@ def check(path: str = ".", *, use_cache: bool = True) -> Result:
         result.refusals.append(Refusal(
             reason=f"invalid Meridian configuration: {exc}",
             next_step="fix that file and commit again (`meridian status` reads it the same way)"))
+        result.branch = project_branch(root)
         return result
     result.branch = facts.branch
+    unstaged = gitio.unstaged_paths(repo, facts.files)
+    if unstaged:
+        # The checks read these files from the work tree. Were they allowed to differ from
+        # the commit, an edit never committed (a glob dropped from a gate, a rule retired,
+        # the gate graph moved aside) would switch enforcement off without a trace.
+        shown = " ".join(unstaged)
+        result.refusals.append(Refusal(
+            reason=(f"{', '.join(unstaged)}: the work tree differs from what this commit "
+                    "carries (unstaged changes, or the file was removed), so the commit cannot "
+                    "be checked by the configuration it contains"),
+            next_step=(f"commit the change with it (git add -- {shown}) or set it aside "
+                       f"(git stash push -- {shown}), then commit again"),
+            files=unstaged))
+        return result
     problems = ledger_problems(repo, facts.branch, use_cache=use_cache)
     if problems:
         result.refusals.append(Refusal(

@@ -167,6 +167,9 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         result.refusals.append(Refusal(
             reason=f"invalid Meridian configuration: {exc}",
             next_step="fix that file and push again"))
+        from meridian.hooks.precommit import project_branch
+
+        result.branch = project_branch(root)
         return result
     result.branch = facts.branch
     pushed = parse_refs(stdin)

@@ -42,6 +42,10 @@ class ProjectFacts:
     gates: list[GateFacts] = field(default_factory=list)  # dependency order
     disabled: frozenset[str] = frozenset()  # mechanisms whose rule is retired
     rule_ids: dict[str, str] = field(default_factory=dict)  # mechanism -> active rule id
+    # config, gate graph and rules file ('/'-separated, repository-relative): what these
+    # facts were read from, so a commit can be held to the versions it carries
+    files: tuple[str, ...] = (CONFIG_FILE.as_posix(), ".meridian/gates.yaml",
+                              ".meridian/rules.yaml")
     source: str = "checked"  # "checked" (validated now) or "cache"
 
     def is_active(self, mechanism: str) -> bool:
@@ -57,6 +61,10 @@ class ProjectFacts:
         from meridian.gates import globs
 
         return [g.id for g in self.gates if globs.matches_any(g.artifacts, path)]
+
+    @property
+    def rules_file(self) -> str:
+        return self.files[2]
 
     def rule_hint(self, mechanism: str) -> str:
         rule = self.rule_ids.get(mechanism)
@@ -91,6 +99,7 @@ def _to_json(facts: ProjectFacts) -> dict[str, Any]:
                   for g in facts.gates],
         "disabled": sorted(facts.disabled),
         "rule_ids": facts.rule_ids,
+        "files": list(facts.files),
     }
 
 
@@ -101,7 +110,8 @@ def _from_json(root: Path, data: dict[str, Any]) -> ProjectFacts:
         claude_stop_retry_cap=int(data["claude_stop_retry_cap"]),
         has_graph=bool(data["has_graph"]),
         gates=[GateFacts(g["id"], tuple(g["needs"]), tuple(g["artifacts"])) for g in data["gates"]],
-        disabled=frozenset(data["disabled"]), rule_ids=dict(data["rule_ids"]), source="cache",
+        disabled=frozenset(data["disabled"]), rule_ids=dict(data["rule_ids"]),
+        files=tuple(data["files"]), source="cache",
     )
 
 
@@ -135,6 +145,9 @@ def check_project(root: Path) -> tuple[ProjectFacts, str, str]:
         facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts)) for s in graph.ordered()]
     facts.disabled = disabled_mechanisms(root)
     facts.rule_ids = {rule.mechanism: rule.id for rule in load_rules(root) if rule.active}
+    # as git names them; a path outside the repository is in no index, so never compared
+    named = (CONFIG_FILE, config.paths.gates, config.paths.rules)
+    facts.files = tuple(Path(os.path.normpath(path)).as_posix() for path in named)
     return facts, config.paths.gates, config.paths.rules
 
 

@@ -53,7 +53,7 @@ def test_a_staged_stub_is_refused_with_file_and_line(hooked: Path) -> None:
     assert lines[2].startswith("    schema/shapes.py:2  [stub_code] ")
     assert lines[3] == ("  next: fix them and commit again. The checks are rules: rule no-stub-code "
                         "(heuristic:stub_code); switching one off takes a recorded reason: "
-                        "meridian rules retire ID --reason WHY")
+                        "meridian rules retire ID --reason WHY, then git add .meridian/rules.yaml")
     assert head(hooked) == before
     [event] = blocked_events(hooked)
     assert event.data["source"] == "pre-commit"
@@ -133,11 +133,14 @@ def test_retiring_a_rule_switches_its_check_off(hooked: Path, cli: Callable[...,
     write(hooked, "schema/test_shapes.py", HOLLOW_TEST)
     git(hooked, "add", "schema")
     assert cli("rules", "retire", "no-stub-code", "--reason", "abstract bases everywhere").code == 0
+    git(hooked, "add", ".meridian/rules.yaml")  # the retirement is committed with the work
     result = run_git(hooked, "commit", "-q", "-m", "w")
     assert result.code == 1  # the hollow test is still refused
     assert "[hollow_test]" in result.err and "[stub_code]" not in result.err
     assert cli("rules", "retire", "staged-files-checked", "--reason", "too slow here").code == 0
+    git(hooked, "add", ".meridian/rules.yaml")
     assert run_git(hooked, "commit", "-q", "-m", "w").code == 0
+    assert "staged-files-checked" in git(hooked, "show", "HEAD:.meridian/rules.yaml")
 
 
 def test_retiring_the_locked_gate_rule_lets_the_file_through(hooked: Path,
@@ -146,7 +149,45 @@ def test_retiring_the_locked_gate_rule_lets_the_file_through(hooked: Path,
     git(hooked, "add", "api/app.py")
     assert run_git(hooked, "commit", "-q", "-m", "api").code == 1
     cli("rules", "retire", "locked-gates-stay-untouched", "--reason", "graph being restructured")
+    # Retired in the work tree only: the commit would not carry the retirement.
+    refused = run_git(hooked, "commit", "-q", "-m", "api")
+    assert refused.code == 1 and "- .meridian/rules.yaml: the work tree differs" in refused.err
+    git(hooked, "add", ".meridian/rules.yaml")
     assert run_git(hooked, "commit", "-q", "-m", "api").code == 0
+
+
+def test_an_unstaged_config_edit_cannot_switch_enforcement_off(hooked: Path) -> None:
+    """Dropping a gate's glob (or moving the gate graph aside) in the work tree only, then
+    committing the locked gate's file, and restoring the file: no trace would be left."""
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    git(hooked, "add", "api/app.py")
+    graph = hooked / ".meridian" / "gates.yaml"
+    original = graph.read_text()
+    graph.write_text(original.replace('    artifacts: ["api/**"]\n', ""))
+    result = run_git(hooked, "commit", "-q", "-m", "api")
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        "meridian pre-commit: commit refused (1 problem)",
+        ("- .meridian/gates.yaml: the work tree differs from what this commit carries (unstaged "
+         "changes, or the file was removed), so the commit cannot be checked by the "
+         "configuration it contains"),
+        ("  next: commit the change with it (git add -- .meridian/gates.yaml) or set it aside "
+         "(git stash push -- .meridian/gates.yaml), then commit again"),
+    ]
+    graph.unlink()
+    assert "- .meridian/gates.yaml: the work tree differs" in \
+        run_git(hooked, "commit", "-q", "-m", "api").err
+    config = hooked / ".meridian" / "config.yaml"
+    graph.write_text(original)
+    config.rename(hooked / "config.yaml.aside")
+    assert "- .meridian/config.yaml: the work tree differs" in \
+        run_git(hooked, "commit", "-q", "-m", "api").err
+    (hooked / "config.yaml.aside").rename(config)
+    assert len(blocked_events(hooked, "pre-commit")) == 3
+    # Committed with the work, the loosened graph is judged as it is, and stays in history.
+    graph.write_text(original.replace('    artifacts: ["api/**"]\n', ""))
+    assert run_git(hooked, "commit", "-q", "-a", "-m", "api").code == 0
+    assert 'artifacts: ["api/**"]' not in git(hooked, "show", "HEAD:.meridian/gates.yaml")
 
 
 def test_an_invalid_gate_graph_refuses_naming_file_and_line(hooked: Path) -> None:
@@ -154,15 +195,15 @@ def test_an_invalid_gate_graph_refuses_naming_file_and_line(hooked: Path) -> Non
     write(hooked, "notes.txt", "x\n")
     result = _commit(hooked, "notes.txt")
     assert result.code == 1
-    warning, title, reason, next_step = result.err.splitlines()
-    assert warning == ("meridian pre-commit: warning: refusal not recorded: the configuration "
-                       "names no state branch")
+    title, reason, next_step = result.err.splitlines()
     assert title == "meridian pre-commit: commit refused (1 problem)"
     # The location comes from the gate graph loader (`meridian status` prints the same).
     assert reason.startswith("- invalid Meridian configuration: .meridian/gates.yaml:4: gates")
     assert reason.endswith(("needs[0]: unknown gate 'nope' (gates: a)", "needs.0: unknown gate 'nope' (gates: a)"))
     assert next_step == ("  next: fix that file and commit again (`meridian status` reads it the "
                          "same way)")
+    [event] = blocked_events(hooked, "pre-commit")  # the config still names the branch
+    assert event.data["reason"] == reason[2:]
 
 
 def _tamper(root: Path) -> None:
