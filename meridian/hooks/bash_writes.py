@@ -6,16 +6,20 @@ is a programming language, so this is a best effort over the common forms:
 
     redirections      > f, >> f, >| f, &> f, &>> f, 2> f  (not >&2, not /dev/null)
     tee [-a] f...     every file argument
-    cp / mv           the destination (dir/ + each source's name when it is a
-                      directory or given with -t/--target-directory)
-    sed -i            the files after the script
-    touch f...        every file argument
+    cp / mv / ln /    the destination (dir/ + each source's name when it is a
+    install / git mv  directory or given with -t/--target-directory)
+    sed -i, perl -i   the files after the script
+    touch, truncate   every file argument
     dd of=f
+    sh/bash -c 'CMD'  the files CMD writes
 
 Commands are split on ; && || | & and newlines; heredoc bodies are skipped; leading
 ``VAR=value`` and ``sudo``/``env``/``command``/``nohup``/``time`` are looked through.
-A target holding ``$``, a backquote or a glob cannot be known before the shell
-expands it and is left out, as is anything that fails to tokenize: a command Meridian
+``cd DIR`` (and ``pushd``) moves where the later relative paths point, until the
+subshell it ran in, ``( ... )``, closes: ``cd api && echo x > app.py`` writes
+``api/app.py``. A target holding ``$``, a backquote or a glob cannot be known before
+the shell expands it and is left out, as are relative targets after a ``cd`` whose
+directory cannot be told, and anything that fails to tokenize: a command Meridian
 cannot read is allowed, not guessed at.
 """
 
@@ -30,6 +34,8 @@ SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
 WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "exec"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+CHANGE_DIR = frozenset({"cd", "pushd"})
 NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -52,14 +58,43 @@ def _logical_lines(command: str) -> list[str]:
     return out
 
 
+# Longest first: shlex returns a run of punctuation as one token (");" or "&&("), which
+# is cut here into the operators the shell reads.
+OPERATORS = ("&>>", "<<<", "<<-", "&&", "||", ";;", "|&", "&>", ">>", ">|", ">&", "<&", "<<",
+             "<>", ";", "&", "|", "(", ")", "<", ">")
+PUNCTUATION = frozenset("();<>|&")
+
+
+def _operators(run: str) -> list[str]:
+    out: list[str] = []
+    while run:
+        operator = next(op for op in OPERATORS if run.startswith(op))
+        out.append(operator)
+        run = run[len(operator):]
+    return out
+
+
 def _tokens(line: str) -> list[str]:
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
-    return list(lexer)
+    tokens: list[str] = []
+    for token in lexer:
+        # (shlex gives a quoted ";" back unquoted too; reading it as an operator can only
+        # over-report a write, never hide one)
+        if len(token) > 1 and set(token) <= PUNCTUATION:
+            tokens += _operators(token)
+        else:
+            tokens.append(token)
+    return tokens
+
+
+SUBSHELL_OPEN = ["("]
+SUBSHELL_CLOSE = [")"]
 
 
 def _simple_commands(command: str) -> list[list[str]]:
+    """The simple commands in order; a subshell's bounds appear as ``["("]`` / ``[")"]``."""
     commands: list[list[str]] = []
     for line in _logical_lines(command):
         current: list[str] = []
@@ -68,6 +103,10 @@ def _simple_commands(command: str) -> list[list[str]]:
                 if current:
                     commands.append(current)
                 current = []
+                if token == "(":
+                    commands.append(SUBSHELL_OPEN)
+                elif token == ")":
+                    commands.append(SUBSHELL_CLOSE)
             else:
                 current.append(token)
         if current:
@@ -123,7 +162,8 @@ def _operands(args: list[str], takes_value: frozenset[str] = frozenset()) -> lis
     return out
 
 
-def _copy_targets(args: list[str], cwd: Path) -> list[str]:
+def _copy_targets(args: list[str], cwd: Path,
+                  takes_value: frozenset[str] = frozenset({"-S", "--suffix"})) -> list[str]:
     target_dir = None
     rest: list[str] = []
     index = 0
@@ -138,7 +178,7 @@ def _copy_targets(args: list[str], cwd: Path) -> list[str]:
         else:
             rest.append(arg)
         index += 1
-    operands = _operands(rest, frozenset({"-S", "--suffix"}))
+    operands = _operands(rest, takes_value)
     if target_dir is not None:
         return [os.path.join(target_dir, os.path.basename(src.rstrip("/"))) for src in operands]
     if len(operands) < 2:
@@ -161,6 +201,43 @@ def _sed_targets(args: list[str]) -> list[str]:
     return operands if has_script_option else operands[1:]
 
 
+def _perl_targets(args: list[str]) -> list[str]:
+    """``perl -i``/``-pi``/``-i.bak``: the files after the script (``-e`` or a script file)."""
+    in_place = False
+    script_given = False
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            operands += args[index + 1:]
+            break
+        if arg.startswith("-") and len(arg) > 1:
+            letters = arg[1:]
+            if "i" in letters:
+                in_place = True
+                letters = letters[:letters.index("i")]  # what follows -i is a backup suffix
+            if letters.endswith(("e", "E")):
+                script_given = True
+                index += 1  # the script text
+        else:
+            operands.append(arg)
+        index += 1
+    if not in_place:
+        return []
+    return operands if script_given else operands[1:]
+
+
+def _shell_script(args: list[str]) -> str | None:
+    """The command string of ``sh -c CMD`` / ``bash -lc CMD``, or None."""
+    for index, arg in enumerate(args):
+        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+            return args[index + 1] if index + 1 < len(args) else None
+        if not arg.startswith("-"):
+            return None  # a script file comes first: not an inline command
+    return None
+
+
 def _command_targets(words: list[str], cwd: Path) -> list[str]:
     words = _strip_prefix(words)
     if not words:
@@ -170,12 +247,24 @@ def _command_targets(words: list[str], cwd: Path) -> list[str]:
         return _operands(args)
     if name == "touch":
         return _operands(args, frozenset({"-d", "-t", "-r"}))
-    if name in ("cp", "mv"):
+    if name in ("cp", "mv", "ln"):
         return _copy_targets(args, cwd)
+    if name == "install":
+        return _copy_targets(args, cwd, frozenset({"-m", "--mode", "-o", "--owner", "-g",
+                                                    "--group", "-S", "--suffix"}))
+    if name == "git" and args[:1] == ["mv"]:
+        return _copy_targets(args[1:], cwd)
     if name == "sed":
         return _sed_targets(args)
+    if name == "perl":
+        return _perl_targets(args)
+    if name == "truncate":
+        return _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
+    if name in SHELLS:
+        script = _shell_script(args)
+        return [] if script is None else written_files(script, cwd)
     return []
 
 
@@ -183,16 +272,50 @@ def _knowable(path: str) -> bool:
     return bool(path) and path not in NOT_FILES and not any(c in path for c in "$`*?[{~")
 
 
+def _changed_dir(here: str | None, args: list[str]) -> str | None:
+    """Where ``cd ARGS`` run in ``here`` leads (relative to the start), None if unknown."""
+    operands = _operands(args)
+    if here is None or len(operands) != 1 or not _knowable(operands[0]):
+        return None  # "cd" (home), "cd -", "cd $DIR": somewhere that cannot be told
+    target = operands[0]
+    return target if os.path.isabs(target) else os.path.normpath(os.path.join(here, target))
+
+
 def written_files(command: str, cwd: Path) -> list[str]:
-    """The files ``command`` writes, as written in it (relative ones relative to ``cwd``)."""
+    """The files ``command`` writes, as written in it (relative ones relative to ``cwd``,
+    prefixed by the directories a ``cd`` in the command moved to)."""
     try:
         commands = _simple_commands(command)
     except ValueError:  # unbalanced quotes: the shell would refuse it too
         return []
     found: list[str] = []
+    here: str | None = "."  # where the next command runs, relative to cwd; None: unknown
+    outer: list[str | None] = []  # where each enclosing subshell started
     for tokens in commands:
+        if tokens is SUBSHELL_OPEN:
+            outer.append(here)
+            continue
+        if tokens is SUBSHELL_CLOSE:
+            here = outer.pop() if outer else here
+            continue
         words, redirected = _split_redirections(tokens)
-        for path in redirected + _command_targets(words, cwd):
-            if _knowable(path) and path not in found:
+        command_words = _strip_prefix(words)
+        name = command_words[0] if command_words else ""
+        targets = redirected
+        if name not in CHANGE_DIR and name != "popd":
+            targets = targets + _command_targets(words, cwd / (here or "."))
+        for path in targets:
+            if not _knowable(path):
+                continue
+            if not os.path.isabs(path):
+                if here is None:
+                    continue
+                path = os.path.normpath(os.path.join(here, path)) if here != "." else path
+            if path not in found:
                 found.append(path)
+        # After the command's own redirections: "cd x > log" writes log where it started.
+        if name in CHANGE_DIR:
+            here = _changed_dir(here, command_words[1:])
+        elif name == "popd":
+            here = None
     return found

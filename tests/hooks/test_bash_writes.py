@@ -28,6 +28,24 @@ from meridian.hooks.bash_writes import written_files
     ("X=1 sudo env Y=2 tee /etc/conf > /dev/null", ["/etc/conf"]),
     ("dd if=in.bin of=out.bin bs=1k", ["out.bin"]),
     ("echo one \\\n  > continued.txt", ["continued.txt"]),
+    # cd moves the later relative targets (not the cd's own redirection), until its
+    # subshell closes; a directory that cannot be told hides them
+    ("cd api && echo x > app.py", ["api/app.py"]),
+    ("cd api/ && pushd sub && touch z; cd ../.. && touch top", ["api/sub/z", "top"]),
+    ("cd x > log.txt", ["log.txt"]),
+    ("(cd docs && touch x); touch api/a.py", ["docs/x", "api/a.py"]),
+    ("(cd docs; touch x)&&touch y", ["docs/x", "y"]),
+    ("cd $DIR && touch c /abs/d", ["/abs/d"]),
+    ("popd; touch q", []),
+    # a shell's inline command, and more writers
+    ("bash -c 'echo hi > api/x.py'", ["api/x.py"]),
+    ('sh -lc "cd api && tee y"', ["api/y"]),
+    ("perl -pi -e 's/a/b/' p1", ["p1"]),
+    ("perl -i.bak -pe 's/a/b/' p2 p3", ["p2", "p3"]),
+    ("truncate -s 0 t1", ["t1"]),
+    ("install -m 644 build/a bin/a", ["bin/a"]),
+    ("ln -sf ../x link", ["link"]),
+    ("git mv old.py new.py", ["new.py"]),
 ])
 def test_written_files(command: str, expected: list[str], tmp_path: Path) -> None:
     assert written_files(command, tmp_path) == expected
@@ -37,6 +55,7 @@ def test_written_files(command: str, expected: list[str], tmp_path: Path) -> Non
     "ls -la", "cat a.txt", "sed 's/a/b/' f1", "echo x >&2", "echo x > /dev/null",
     "echo $HOME > $OUT", "touch src/*.py", "echo `date` > `name`", "echo 'unterminated",
     "git status  # > commented.txt", "python -c 'open(\"x\", \"w\")'",
+    "perl -e 'print 1' f", "bash script.sh arg", "cd && touch home.txt",
 ])
 def test_commands_whose_writes_cannot_be_told(command: str, tmp_path: Path) -> None:
     assert written_files(command, tmp_path) == []

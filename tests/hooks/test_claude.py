@@ -156,11 +156,14 @@ def test_writes_outside_locked_gates_are_allowed_silently(claude_project: Path,
     "cp ../schema/shapes.py .",
     "touch notes.md && ls",
     "python gen.py | tee app.py > /dev/null",
+    "cd api && printf 'x = 1\\n' > app.py",
+    "bash -c 'cd api; echo x > app.py'",
 ])
 def test_bash_commands_that_write_a_locked_gate_file_are_denied(claude_project: Path,
                                                                 command: str) -> None:
     (claude_project / "api").mkdir()
-    cwd = claude_project / "api" if not command.startswith("cat") else claude_project
+    at_root = command.startswith(("cat", "cd ", "bash "))
+    cwd = claude_project if at_root else claude_project / "api"
     decision = _decision(claude(claude_project, "PreToolUse",
                                 {"tool_name": "Bash", "tool_input": {"command": command}}, cwd=cwd))
     assert decision["hookSpecificOutput"]["permissionDecision"] == "deny"
