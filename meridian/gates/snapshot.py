@@ -45,6 +45,11 @@ class Snapshot:
     folds: dict[str, dict[str, Any]]  # gate -> GateFold fields (plain JSON values)
     last_ts: str | None
     source: str  # "empty", "cache", "incremental" or "full"
+    # Read from the cache without importing the gates package: the GateFold fields the
+    # cache was written with, and where to recompute from if they are not today's.
+    fields: list[str] | None = None
+    origin: tuple[gitio.Repository, str] | None = dataclasses.field(
+        default=None, repr=False, compare=False)
 
     def phase(self, gate: str) -> str:
         """open, in_progress, submitted, passed or failed, from the events alone."""
@@ -55,6 +60,10 @@ class Snapshot:
         """The folds as ``GateFold`` objects, for ``state.derive_states(folds=...)``."""
         from meridian.gates.state import GateFold
 
+        if self.fields is not None and self.fields != _fold_fields() and self.origin:
+            # A cache an older Meridian wrote, with other fields: fold the events again.
+            repo, branch = self.origin
+            return load_snapshot(repo, branch, use_cache=False).gate_folds()
         return {gate: GateFold(**fields) for gate, fields in self.folds.items()}
 
 
@@ -113,7 +122,8 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
     path = cache_path(repo, branch)
     cached = _read_cache(path) if use_cache else None
     if cached is not None and cached["tip"] == tip:
-        return Snapshot(tip=tip, folds=cached["folds"], last_ts=cached["last_ts"], source="cache")
+        return Snapshot(tip=tip, folds=cached["folds"], last_ts=cached["last_ts"], source="cache",
+                        fields=cached["fields"], origin=(repo, branch))
 
     from meridian.ledger import Ledger
 
@@ -124,8 +134,10 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
     if snapshot is None:
         snapshot = _recompute(ledger, tip_oid)
         _write_cache(path, snapshot, _fold_fields())
-    else:
-        _write_cache(path, snapshot, cached["fields"])
+        return snapshot
+    assert cached is not None  # a caught-up snapshot comes from the cache
+    _write_cache(path, snapshot, cached["fields"])
+    snapshot.fields, snapshot.origin = cached["fields"], (repo, branch)
     return snapshot
 
 

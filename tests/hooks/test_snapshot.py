@@ -142,3 +142,22 @@ def test_appends_that_touch_no_gate_do_not_load_the_gates_package(
     proc = subprocess.run([sys.executable, "-c", SNAPSHOT_PROBE], cwd=project,
                           capture_output=True, text=True, check=False)
     assert proc.stdout == "incremental in_progress False\n", proc.stderr
+
+
+def test_a_cache_with_other_fields_at_the_same_tip_is_refolded(project: Path,
+                                                              cli: Callable[..., Proc]) -> None:
+    """A cache an older Meridian wrote, whose GateFold had another field, is read at an
+    unchanged tip: the folds handed to derive_states are recomputed, not built from it."""
+    cli("gate", "start", "schema")
+    loaded = _load(project)
+    path = snap.cache_path(gitio.open_repo(project), "meridian/state")
+    document = json.loads(path.read_text())
+    document["fields"] = document["fields"] + ["retired_field"]
+    document["folds"]["schema"]["retired_field"] = 1
+    document["checksum"] = snap._checksum(document["tip"], document["last_ts"],
+                                          document["fields"], document["folds"])
+    path.write_text(json.dumps(document))
+    again = _load(project)
+    assert again.source == "cache" and again.phase("schema") == "in_progress"
+    assert again.gate_folds() == loaded.gate_folds()
+    assert _load(project).fields == document["fields"][:-1]  # rewritten by the recompute
