@@ -53,11 +53,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(report: CompletionReport, recorded: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from meridian.health.render_terminal import make_console
+
+    console = make_console()
     if not report.features:
         console.print(f"no features listed in {escape(report.features_file)}")
         return

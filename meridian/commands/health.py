@@ -8,7 +8,8 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--html", metavar="FILE",
-                        help="also write the report as one self-contained HTML file with charts")
+                        help="write the report as one self-contained HTML file with charts "
+                        "(instead of printing the tables)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,10 +36,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
         return 0
+    if args.html:
+        # The page is the report: printing every table too would bury this line.
+        print(f"wrote {args.html} ({report.events} events, {report.gates.total} gates; "
+              "open it in a browser)")
+        return 0
 
     from meridian.health import render_terminal
 
     render_terminal.render(report)
-    if args.html:
-        print(f"wrote {args.html}")
     return 0

@@ -172,6 +172,11 @@ def iso_week(ts: str) -> str:
     return week
 
 
+def _hours(value: float) -> float:
+    """Hours to 4 significant digits: a gate done in seconds is not 0.0 hours."""
+    return float(f"{value:.4g}")
+
+
 def _hours_between(start: str, end: str) -> float | None:
     try:
         return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 3600
@@ -286,6 +291,10 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
             tally.verdicts += 1
             if not passed:
                 tally.failed += 1
+                # A failed verdict is the evaluator's block (the submit exits 2); the
+                # lifecycle records it as gate.failed, not as a separate gate.blocked.
+                blocks["evaluator"] += 1
+                tally.blocks += 1
             if tally.first_passed is None:
                 tally.first_passed = passed
             tally.last_overall = overall
@@ -334,10 +343,10 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
         failed_verdicts=failed_count, evaluator_fail_rate=_rate(failed_count, verdict_count),
         evaluator_unavailable=unavailable, blocks=sum(blocks.values()),
         blocks_by_source=dict(sorted(blocks.items())), intervals=len(intervals),
-        mean_hours_in_progress=round(statistics.fmean(intervals), 4) if intervals else None,
+        mean_hours_in_progress=_hours(statistics.fmean(intervals)) if intervals else None,
         gates=[GateRow(gate=gate, state="open", submissions=t.submissions, verdicts=t.verdicts,
                        failed_verdicts=t.failed, first_verdict_passed=t.first_passed,
-                       blocks=t.blocks, hours_in_progress=None if t.hours is None else round(t.hours, 4),
+                       blocks=t.blocks, hours_in_progress=None if t.hours is None else _hours(t.hours),
                        last_overall=t.last_overall, cost_usd=round(t.cost, 6))
                for gate, t in sorted(tallies.items())],
     )
@@ -489,6 +498,8 @@ class _RunFigures:
     """What a run document adds to its index line: agent tokens and grader (judge) usage."""
 
     tokens: int = 0
+    agent_in: int = 0
+    agent_out: int = 0
     judge_in: int = 0
     judge_out: int = 0
     judge_usd: float = 0.0
@@ -508,6 +519,10 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
     for entry in document.get("results") or []:
         trials = entry.get("trials") or []
         for trial in trials:
+            trajectory = trial.get("trajectory") if isinstance(trial, dict) else None
+            if isinstance(trajectory, dict):
+                figures.agent_in += int(_number(trajectory.get("tokens_in")) or 0)
+                figures.agent_out += int(_number(trajectory.get("tokens_out")) or 0)
             for score in trial.get("scores") or []:
                 usage = score.get("usage") if isinstance(score, dict) else None
                 if isinstance(usage, dict):
@@ -536,6 +551,8 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
         data = entry.data
         run = run_figures(ledger, at, data.path)
         agents.cost_usd += data.cost_usd
+        agents.input_tokens += run.agent_in
+        agents.output_tokens += run.agent_out
         agents.tokens += run.tokens
         judges.input_tokens += run.judge_in
         judges.output_tokens += run.judge_out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from meridian.health.formatting import dollars, duration, number, percent
 from meridian.health.models import Distribution, HealthReport
 
 MAX_POINTS = 400  # longer series are averaged into this many points
@@ -64,21 +65,6 @@ SCRIPT = """
   document.getElementById('rendered').textContent = 'rendered ' + charts + ' charts';
 })();
 """
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    if value is None:
-        return "-"
-    # A tiny non-zero value (minutes of a gate as hours, a ratio) must not read as 0.00.
-    return f"{value:.1e}" if 0 < abs(value) < 0.5 * 10 ** -digits else f"{value:.{digits}f}"
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{100 * rate:.1f}%"
-
-
-def _usd(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def downsample(values: Sequence[float], limit: int = MAX_POINTS) -> list[float]:
@@ -217,7 +203,7 @@ def stacked_weeks(report: HealthReport) -> str:
     top = max(w.cost_usd for w in weeks) or 1.0
     plot_h, col_w = HEIGHT - 2 * PAD, min(60.0, (WIDTH - 2 * PAD) / len(weeks))
     parts = [_svg(WIDTH, HEIGHT, "cost per week"),
-             f'<text x="{PAD}" y="14">cost per ISO week (max {_usd(top)})</text>']
+             f'<text x="{PAD}" y="14">cost per ISO week (max {dollars(top)})</text>']
     for index, week in enumerate(weeks):
         x = PAD + index * col_w
         base = float(PAD + plot_h)
@@ -229,7 +215,7 @@ def stacked_weeks(report: HealthReport) -> str:
             base -= height
             parts.append(f'<rect x="{x:.1f}" y="{base:.1f}" width="{col_w * 0.8:.1f}" '
                          f'height="{height:.1f}" fill="{color}"><title>{escape(week.week)} '
-                         f'{escape(name)} {_usd(value)}</title></rect>')
+                         f'{escape(name)} {dollars(value)}</title></rect>')
         parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 8}">{escape(week.week[-3:])}</text>')
     parts.append("</svg>")
     legend = "".join(f'<span style="color:{c}">&#9632; {n}</span>' for n, _, c in layers)
@@ -251,9 +237,9 @@ def _gates(report: HealthReport) -> str:
     gates = report.gates
     out = ["<h2>Gates</h2>", _tiles([
         ("gates", str(gates.total)),
-        ("first-try pass rate", _pct(gates.first_try_pass_rate)),
-        ("evaluator fail rate", _pct(gates.evaluator_fail_rate)),
-        ("mean hours in progress", _fmt(gates.mean_hours_in_progress)),
+        ("first-try pass rate", percent(gates.first_try_pass_rate)),
+        ("evaluator fail rate", percent(gates.evaluator_fail_rate)),
+        ("mean time in progress", duration(gates.mean_hours_in_progress)),
         ("blocks", str(gates.blocks)),
         ("evaluator unavailable", str(gates.evaluator_unavailable)),
     ])]
@@ -263,9 +249,9 @@ def _gates(report: HealthReport) -> str:
                                               for s, n in gates.blocks_by_source.items()]))
     rows = [(r.gate, r.state, str(r.submissions), str(r.verdicts), str(r.failed_verdicts),
              "-" if r.first_verdict_passed is None else ("passed" if r.first_verdict_passed else "failed"),
-             str(r.blocks), _fmt(r.hours_in_progress), _usd(r.cost_usd)) for r in gates.gates]
+             str(r.blocks), duration(r.hours_in_progress), dollars(r.cost_usd)) for r in gates.gates]
     out.append(table(["gate", "state", "submissions", "verdicts", "failed", "first verdict", "blocks",
-                      "hours in progress", "cost"], rows, {2, 3, 4, 6, 7, 8}))
+                      "time in progress", "cost"], rows, {2, 3, 4, 6, 7, 8}))
     return "".join(out)
 
 
@@ -273,8 +259,8 @@ def _calibration(report: HealthReport) -> str:
     cal = report.calibration
     out = ["<h2>Calibration</h2>", _tiles([
         (f"multiplier (median of last {cal.sample})" if cal.sample else "multiplier",
-         _fmt(cal.multiplier)),
-        ("median ratio, all corrections", _fmt(cal.median_ratio)),
+         number(cal.multiplier)),
+        ("median ratio, all corrections", number(cal.median_ratio)),
         ("corrections", str(len(cal.corrections))),
     ])]
     ratios = [p.ratio for p in cal.corrections if p.ratio is not None]
@@ -283,8 +269,8 @@ def _calibration(report: HealthReport) -> str:
                           [("ratio", ratios, COLORS["a"], True),
                            ("multiplier", trend, COLORS["b"], False)], reference=1.0))
     out.append(table(["when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier"],
-                     [(p.ts[:16].replace("T", " "), p.gate, _fmt(p.predicted_hours),
-                       _fmt(p.actual_hours), _fmt(p.ratio), _fmt(p.multiplier))
+                     [(p.ts[:16].replace("T", " "), p.gate, number(p.predicted_hours),
+                       number(p.actual_hours), number(p.ratio), number(p.multiplier))
                       for p in cal.corrections[-50:]], {2, 3, 4, 5}))
     return "".join(out)
 
@@ -296,11 +282,11 @@ def _evaluator(report: HealthReport) -> str:
            (f'<p class="sub">{ev.verdicts} verdicts; per-dimension scores from {ev.verdicts_read} '
             "verdict documents</p>"), box_plot("score distribution (0-10)", rows)]
     out.append(table(["dimension", "n", "min", "q1", "median", "q3", "max", "mean"],
-                     [(name, str(d.count), _fmt(d.min), _fmt(d.q1), _fmt(d.median), _fmt(d.q3),
-                       _fmt(d.max), _fmt(d.mean)) for name, d in rows], {1, 2, 3, 4, 5, 6, 7}))
-    out.append(_tiles([("mean self-assessment gap", _fmt(ev.mean_gap)),
-                       ("earlier half", _fmt(ev.early_mean_gap)),
-                       ("recent half", _fmt(ev.recent_mean_gap))]))
+                     [(name, str(d.count), number(d.min), number(d.q1), number(d.median), number(d.q3),
+                       number(d.max), number(d.mean)) for name, d in rows], {1, 2, 3, 4, 5, 6, 7}))
+    out.append(_tiles([("mean self-assessment gap", number(ev.mean_gap)),
+                       ("earlier half", number(ev.early_mean_gap)),
+                       ("recent half", number(ev.recent_mean_gap))]))
     out.append(line_chart("self-score minus evaluator overall, per submission",
                           [("gap", [p.gap for p in ev.gaps], COLORS["a"], True),
                            (f"rolling mean of {ev.gap_window}", [p.rolling_mean for p in ev.gaps],
@@ -310,14 +296,14 @@ def _evaluator(report: HealthReport) -> str:
 
 def _cost(report: HealthReport) -> str:
     cost = report.cost
-    out = ["<h2>Cost</h2>", _tiles([("total", _usd(cost.total.cost_usd)),
+    out = ["<h2>Cost</h2>", _tiles([("total", dollars(cost.total.cost_usd)),
                                     ("tokens", f"{cost.total.tokens:,}")])]
     out.append(table(["source", "input tokens", "output tokens", "tokens", "dollars"],
                      [(name, f"{line.input_tokens:,}", f"{line.output_tokens:,}", f"{line.tokens:,}",
-                       _usd(line.cost_usd)) for name, line in cost.by_source.items()], {1, 2, 3, 4}))
+                       dollars(line.cost_usd)) for name, line in cost.by_source.items()], {1, 2, 3, 4}))
     out.append(stacked_weeks(report))
     out.append(table(["gate", "verdicts", "tokens", "dollars"],
-                     [(g.gate, str(g.verdicts), f"{g.tokens:,}", _usd(g.cost_usd))
+                     [(g.gate, str(g.verdicts), f"{g.tokens:,}", dollars(g.cost_usd))
                       for g in cost.by_gate[:50]], {1, 2, 3}))
     return "".join(out)
 
@@ -350,7 +336,7 @@ def _evaluation(report: HealthReport) -> str:
     evaluation = report.evaluation
     if not evaluation.suites:
         return "<h2>Evaluation</h2><p class=\"sub\">no evaluation runs yet</p>"
-    rows = [(s.suite, s.latest_run, s.agent, f"{s.passed}/{s.passed + s.failed}", _pct(s.pass_rate),
+    rows = [(s.suite, s.latest_run, s.agent, f"{s.passed}/{s.passed + s.failed}", percent(s.pass_rate),
              s.baseline or "-", "-" if s.baseline_passed is None else str(s.baseline_passed),
              "-" if s.regressions is None else str(s.regressions),
              "-" if s.fixes is None else str(s.fixes)) for s in evaluation.suites]
@@ -373,6 +359,6 @@ def render(report: HealthReport) -> str:
         f"<title>Meridian health: {escape(report.branch)}</title><style>{CSS}</style></head><body>"
         f"<h1>Meridian health</h1><p class=\"sub\">{escape(report.branch)} at {escape(commit)}, "
         f"{report.events} events, generated {escape(report.generated_at[:19].replace('T', ' '))} UTC "
-        f"<span id=\"rendered\"></span></p>{notes}{body}"
+        f"<span id=\"rendered\" hidden></span></p>{notes}{body}"
         f"<script>{SCRIPT}</script></body></html>\n"
     )

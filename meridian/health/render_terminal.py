@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from meridian.health.formatting import NONE, dollars, duration, number, percent
 from meridian.health.models import Distribution, HealthReport
 
 MAX_GATE_ROWS = 25
 MAX_TREND_POINTS = 40
 SPARKS = "▁▂▃▄▅▆▇█"
-NONE = "-"
-
-
-def percent(rate: float | None) -> str:
-    return NONE if rate is None else f"{100 * rate:.1f}%"
-
-
-def number(value: float | None, digits: int = 2) -> str:
-    if value is None:
-        return NONE
-    # A tiny non-zero value (minutes of a gate as hours, a ratio) must not read as 0.00.
-    return f"{value:.1e}" if 0 < abs(value) < 0.5 * 10 ** -digits else f"{value:.{digits}f}"
-
-
-def dollars(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def sparkline(values: Sequence[float], width: int = MAX_TREND_POINTS) -> str:
@@ -50,8 +36,17 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
+def make_console() -> Console:
+    """A console for tables: a pipe or file has no width, and rich's 80-column default
+    would fold nine-column tables mid-word (``submissio/ns``), so it gets 120."""
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=120)
+    return console
+
+
 def render(report: HealthReport, console: Console | None = None) -> None:
-    out = console or Console()
+    out = console or make_console()
     commit = (report.commit or "")[:12]
     out.print(f"[bold]Meridian health[/] {escape(report.branch)} at {commit or 'no commit'}, "
               f"{report.events} events")
@@ -65,8 +60,9 @@ def render(report: HealthReport, console: Console | None = None) -> None:
 
 def _gates(report: HealthReport, out: Console) -> None:
     gates = report.gates
-    states = ", ".join(f"{state} {count}" for state, count in gates.by_state.items()) or "none"
-    blocks = ", ".join(f"{src} {n}" for src, n in gates.blocks_by_source.items()) or "none"
+    # Block sources come from the ledger as written (by hooks, or by hand): never markup.
+    states = ", ".join(f"{escape(state)} {count}" for state, count in gates.by_state.items()) or "none"
+    blocks = ", ".join(f"{escape(src)} {n}" for src, n in gates.blocks_by_source.items()) or "none"
     summary = _table("Gates", "figure", "value")
     summary.add_row("gates by state", f"{gates.total}: {states}")
     summary.add_row("first-try pass rate",
@@ -78,20 +74,20 @@ def _gates(report: HealthReport, out: Console) -> None:
     summary.add_row("evaluator unavailable", str(gates.evaluator_unavailable))
     summary.add_row("blocks by source", f"{gates.blocks}: {blocks}")
     summary.add_row("mean time in progress",
-                    f"{number(gates.mean_hours_in_progress)} h over {gates.intervals} pass(es)")
+                    f"{duration(gates.mean_hours_in_progress)} over {gates.intervals} pass(es)")
     out.print(summary)
     if not gates.gates:
         return
     # Gates still in flight first: they are what a reader acts on.
     ordered = sorted(gates.gates, key=lambda r: (r.state == "passed", r.gate))
     table = _table("", "gate", "state", "submissions", "verdicts", "failed", "first try",
-                   "blocks", "hours", "cost")
+                   "blocks", "in progress", "cost")
     for row in ordered[:MAX_GATE_ROWS]:
         first = NONE if row.first_verdict_passed is None else (
             "passed" if row.first_verdict_passed else "failed")
         table.add_row(escape(row.gate), row.state, str(row.submissions), str(row.verdicts),
                       str(row.failed_verdicts), first, str(row.blocks),
-                      number(row.hours_in_progress), dollars(row.cost_usd))
+                      duration(row.hours_in_progress), dollars(row.cost_usd))
     out.print(table)
     if len(ordered) > MAX_GATE_ROWS:
         out.print(f"... and {len(ordered) - MAX_GATE_ROWS} more gates (meridian health --json)")
@@ -126,7 +122,7 @@ def _evaluator(report: HealthReport, out: Console) -> None:
                    "dimension", "n", "min", "q1", "median", "q3", "max", "mean", "0..10")
     rows = list(ev.dimensions.items()) + [("overall", ev.overall)]
     for name, dist in rows:
-        table.add_row(name, str(dist.count), number(dist.min), number(dist.q1),
+        table.add_row(escape(name), str(dist.count), number(dist.min), number(dist.q1),
                       number(dist.median), number(dist.q3), number(dist.max), number(dist.mean),
                       _histogram(dist))
     out.print(table)
@@ -153,7 +149,7 @@ def _cost(report: HealthReport, out: Console) -> None:
             weeks.add_row(week.week, dollars(week.evaluator_usd), dollars(week.llm_judge_usd),
                           dollars(week.eval_agents_usd), f"{week.tokens:,}", dollars(week.cost_usd))
         out.print(weeks)
-    if cost.by_gate:
+    if any(gate.cost_usd for gate in cost.by_gate):  # an offline evaluator costs nothing
         gates = _table("", "gate (costliest)", "verdicts", "tokens", "dollars")
         for gate in cost.by_gate[:10]:
             gates.add_row(escape(gate.gate), str(gate.verdicts), f"{gate.tokens:,}",
@@ -185,7 +181,7 @@ def _rules(report: HealthReport, out: Console) -> None:
     rules = report.rules
     out.print(f"[bold]Rules[/]: {rules.active} active of {rules.total}, {len(rules.due)} due for review")
     for rule in rules.due:
-        out.print(f"  {escape(rule.id)} (review {rule.review_date}): {escape(rule.rule)}")
+        out.print(f"  {escape(rule.id)} (review {rule.review_date or NONE}): {escape(rule.rule)}")
 
 
 def _evaluation(report: HealthReport, out: Console) -> None:
@@ -193,16 +189,19 @@ def _evaluation(report: HealthReport, out: Console) -> None:
     if not evaluation.suites:
         out.print("[bold]Evaluation[/]: no runs yet (meridian eval run SUITE --agent NAME)")
         return
-    table = _table(f"Evaluation ({evaluation.runs} runs)", "suite", "latest run", "agent",
-                   "passed", "pass rate", "baseline", "baseline passed", "regressions", "fixes")
+    table = _table(f"Evaluation ({evaluation.runs} runs; latest run per suite against its "
+                   "pinned baseline)", "suite", "latest run", "agent", "passed", "baseline",
+                   "baseline passed", "regressions", "fixes")
     for suite in evaluation.suites:
         regressions = NONE if suite.regressions is None else str(suite.regressions)
         style = "red" if suite.regressions else ""
+        baseline = NONE if suite.baseline is None else (
+            f"{escape(suite.baseline)} ({escape((suite.baseline_run or '')[:12])})")
         table.add_row(
-            escape(suite.suite), suite.latest_run[:12], escape(suite.agent),
-            f"{suite.passed}/{suite.passed + suite.failed}", percent(suite.pass_rate),
-            escape(suite.baseline or NONE),
-            NONE if suite.baseline_passed is None else str(suite.baseline_passed),
+            escape(suite.suite), escape(suite.latest_run[:12]), escape(suite.agent),
+            f"{suite.passed}/{suite.passed + suite.failed} {percent(suite.pass_rate)}", baseline,
+            NONE if suite.baseline_passed is None else
+            f"{suite.baseline_passed} {percent(suite.baseline_pass_rate)}",
             f"[{style}]{regressions}[/]" if style else regressions,
             NONE if suite.fixes is None else str(suite.fixes),
         )

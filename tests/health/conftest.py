@@ -4,10 +4,11 @@ Four gates (db, api, ui, docs) in November 2026:
 
     db    started 11-02 09:00, submitted (self 9) -> failed 6.0, submitted (self 8) -> passed 8.0 at 11:00
     api   started 11-03 09:00, submitted (self 7.5) -> passed 8.5 at 12:00
-    ui    started 11-10 09:00, evaluator unavailable, submitted (no self-score) -> failed 5.5
+    ui    started 11-10 09:00, evaluator unavailable, submitted (no self-score) -> failed 5.55
     docs  started 11-10 12:00, still in progress
 
-Blocks: pre-commit 2, evaluator 1 (ui), claude 1, gate 1 (docs).
+Blocks: pre-commit 2, claude 1, gate 1 (docs), and the evaluator's: every failed
+verdict (db-1, ui-1), which the lifecycle records as gate.failed, not gate.blocked.
 Corrections (ratio actual/predicted): db 2h/2h = 1.0, api 3h/2h = 1.5, ui 2h/4h = 0.5.
 Evaluation: suite `ref`, run A (t1 pass, t2 pass, t3 fail; agents $0.10) pinned as
 baseline `main`, then run B (t1 pass, t2 fail, t3 pass; agents $0.20; llm_judge 100+10
@@ -148,8 +149,6 @@ def crafted(repo_with_commit: Path) -> Crafted:
             {"gate": "ui", "evaluator": "anthropic", "reason": "timeout"})
     w.event("2026-11-10T10:00:00.000000Z", "gate.submitted", {"gate": "ui", "subject": "a" * 40})
     w.verdict("2026-11-10T10:30:00.000000Z", "ui-1", self_score=None, usage=(500, 50, 0.01))
-    w.event("2026-11-10T10:31:00.000000Z", "gate.blocked",
-            {"gate": "ui", "source": "evaluator", "reason": "overall 5.5 < 7.0"})
     w.event("2026-11-10T12:00:00.000000Z", "gate.started", {"gate": "docs"})
     w.event("2026-11-10T12:05:00.000000Z", "gate.blocked",
             {"gate": "docs", "source": "gate", "reason": "needs db"})

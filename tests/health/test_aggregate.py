@@ -31,15 +31,16 @@ def test_gate_figures(report: HealthReport) -> None:
     # verdicts: db failed, db passed, api passed, ui failed
     assert (gates.failed_verdicts, gates.verdicts, gates.evaluator_fail_rate) == (2, 4, 0.5)
     assert gates.evaluator_unavailable == 1
-    assert gates.blocks_by_source == {"claude": 1, "evaluator": 1, "gate": 1, "pre-commit": 2}
-    assert gates.blocks == 5
+    # the evaluator blocked db (first verdict) and ui: gate.failed events, not gate.blocked
+    assert gates.blocks_by_source == {"claude": 1, "evaluator": 2, "gate": 1, "pre-commit": 2}
+    assert gates.blocks == 6
     # db 09:00 -> 11:00 (2 h), api 09:00 -> 12:00 (3 h)
     assert (gates.intervals, gates.mean_hours_in_progress) == (2, 2.5)
     rows = {row.gate: row for row in gates.gates}
     assert (rows["db"].submissions, rows["db"].verdicts, rows["db"].failed_verdicts) == (2, 2, 1)
     assert rows["db"].first_verdict_passed is False and rows["api"].first_verdict_passed is True
     assert rows["docs"].first_verdict_passed is None and rows["docs"].state == "in_progress"
-    assert (rows["ui"].blocks, rows["docs"].blocks) == (1, 1)
+    assert (rows["db"].blocks, rows["api"].blocks, rows["ui"].blocks, rows["docs"].blocks) == (1, 0, 1, 1)
     assert rows["api"].hours_in_progress == 3.0
 
 
@@ -82,9 +83,12 @@ def test_costs_per_source_gate_and_week(report: HealthReport, crafted: Crafted) 
     judge = cost.by_source["llm_judge"]
     assert (judge.input_tokens, judge.output_tokens, judge.cost_usd) == (100, 10, 0.003)
     agents = cost.by_source["eval_agents"]
-    # run A: 3 trials at $0.1/3, run B: 3 at $0.2/3; 15 tokens per trajectory
-    assert (agents.tokens, agents.cost_usd) == (90, 0.3)
+    # run A: 3 trials at $0.1/3, run B: 3 at $0.2/3; 10 in + 5 out tokens per trajectory
+    assert (agents.input_tokens, agents.output_tokens, agents.tokens, agents.cost_usd) == (
+        60, 30, 90, 0.3)
     assert cost.total.cost_usd == 0.413
+    assert (cost.total.input_tokens, cost.total.output_tokens, cost.total.tokens) == (
+        4500 + 100 + 60, 650 + 10 + 30, 5150 + 110 + 90)
     assert [(g.gate, g.verdicts, g.cost_usd, g.tokens) for g in cost.by_gate] == [
         ("api", 1, 0.05, 2300), ("db", 2, 0.05, 2300), ("ui", 1, 0.01, 550)]
     by_week = {w.week: w for w in cost.by_week}

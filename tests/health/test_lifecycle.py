@@ -44,6 +44,8 @@ def test_health_after_real_gate_cycles(repo_with_commit: Path,
     assert gates["by_state"] == {"passed": 2}
     assert (gates["first_try_passed"], gates["with_verdict"], gates["first_try_pass_rate"]) == (1, 2, 0.5)
     assert (gates["failed_verdicts"], gates["verdicts"]) == (1, 3)
+    # the evaluator's refusal of the stub is a block, though the lifecycle writes no gate.blocked
+    assert (gates["blocks"], gates["blocks_by_source"]) == (1, {"evaluator": 1})
     assert gates["intervals"] == 2
     evaluator = report["evaluator"]
     assert evaluator["verdicts_read"] == 3  # every verdict document was read for its scores

@@ -36,7 +36,7 @@ def test_terminal_tables(crafted: Crafted, capsys: pytest.CaptureFixture[str]) -
     for expected in (
         "first-try pass rate 33.3% (1 of 3 gates with a verdict)",
         "evaluator fail rate 50.0% (2 of 4 verdicts)",
-        "blocks by source 5: claude 1, evaluator 1, gate 1, pre-commit 2",
+        "blocks by source 6: claude 1, evaluator 2, gate 1, pre-commit 2",
         "mean time in progress 2.50 h over 2 pass(es)",
         "Calibration: multiplier 1.00",
         "mean 0.73, earlier half 3.15, recent half -0.47",
@@ -86,7 +86,8 @@ def test_html_opens_in_headless_chromium_without_console_errors(
         crafted: Crafted, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "health.html"
     assert main(["health", "--html", str(page)]) == 0
-    assert f"wrote {page}" in capsys.readouterr().out
+    # the file is the report: the terminal gets one line, not the tables as well
+    assert capsys.readouterr().out == f"wrote {page} (22 events, 4 gates; open it in a browser)\n"
     proc = subprocess.run(
         [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -98,7 +99,61 @@ def test_html_opens_in_headless_chromium_without_console_errors(
     assert proc.returncode == 0, proc.stderr[-2000:]
     # The page's inline script writes this marker only if it ran to the end.
     assert 'data-rendered="ok"' in proc.stdout
-    assert 'id="rendered">rendered 6 charts<' in proc.stdout
+    assert 'id="rendered" hidden="">rendered 6 charts<' in proc.stdout
     console = [line for line in proc.stderr.splitlines()
                if ":CONSOLE" in line or "Uncaught" in line or "Content Security Policy" in line]
     assert console == []
+
+
+def test_every_recorded_string_is_escaped_in_html_and_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Names and messages come from the ledger (synced from other clones, or hand-edited):
+    markup in any of them is shown as text, in the page and in rich's markup alike."""
+    from meridian.health import render_terminal
+    from meridian.health.models import (
+        CompletionHealth,
+        CorrectionPoint,
+        Distribution,
+        DueRule,
+        GapPoint,
+        GateRow,
+        SuiteHealth,
+    )
+
+    bad = '<img src=x onerror=alert(1)>[bold red][/i]'  # [/i] alone: a rich MarkupError
+    report = HealthReport(branch=bad, commit=None, generated_at="2026-11-30T10:00:00.000000Z",
+                          notes=[bad])
+    report.gates.gates = [GateRow(gate=bad, state="open")]
+    report.gates.by_state = {bad: 1}
+    report.gates.blocks_by_source = {bad: 1}
+    report.calibration.corrections = [CorrectionPoint(
+        ts="2026-11-30T10:00:00Z", gate=bad, predicted_hours=1, actual_hours=2, ratio=2,
+        multiplier=2)]
+    report.evaluator.dimensions = {bad: Distribution(count=1, min=5, q1=5, median=5, q3=5, max=5,
+                                                     mean=5)}
+    report.evaluator.gaps = [GapPoint(ts="2026-11-30T10:00:00Z", gate=bad, self_score=9,
+                                      overall=5, gap=4, rolling_mean=4)]
+    report.completion = CompletionHealth(computed_at="2026-11-30T10:00:00Z", junit=bad, total=1,
+                                         working=1, hardened=0, working_pct=100, hardened_pct=0)
+    report.memory.problems = [bad]
+    report.rules.due = [DueRule(id=bad, rule=bad, review_date=None)]
+    report.evaluation.suites = [SuiteHealth(
+        suite=bad, runs=1, latest_run=bad, latest_at="2026-11-30T10:00:00Z", agent=bad, tasks=1,
+        passed=1, failed=0, infra_errors=0, pass_rate=1.0, baseline=bad, baseline_run=bad)]
+    page = render_html.render(report)
+    assert "<img" not in page
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 12
+
+    render_terminal.render(report, render_terminal.Console(width=200, color_system=None))
+    out = capsys.readouterr().out
+    assert "blocks by source       0: <img src=x onerror=alert(1)>[bold red][/i] 1" in out
+    assert out.count("[bold red][/i]") == 14  # every string shown as text, not as a style
+
+
+def test_time_in_progress_reads_in_a_unit_a_person_uses() -> None:
+    from meridian.health.formatting import duration, number
+
+    # a gate done in seconds (the demo's) is neither 0.00 h nor 9.2e-06 h
+    assert [duration(h) for h in (9.2e-6, 0.0025, 0.2, 2.5, None)] == [
+        "0.033 s", "9 s", "12 min", "2.50 h", "-"]
+    assert (number(9.2e-6), number(0.0), number(1.5)) == ("9.2e-06", "0.00", "1.50")

@@ -1,0 +1,32 @@
+"""How the health report's figures read, in the terminal and in the HTML page alike."""
+
+from __future__ import annotations
+
+NONE = "-"
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return NONE
+    # A tiny non-zero value (a ratio of a gate done in seconds) must not read as 0.00.
+    return f"{value:.1e}" if 0 < abs(value) < 0.5 * 10 ** -digits else f"{value:.{digits}f}"
+
+
+def percent(rate: float | None) -> str:
+    return NONE if rate is None else f"{100 * rate:.1f}%"
+
+
+def dollars(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def duration(hours: float | None) -> str:
+    """Time in progress in the unit a person reads: 40 s, 12 min, 2.50 h."""
+    if hours is None:
+        return NONE
+    seconds = hours * 3600
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{hours:.2f} h"
