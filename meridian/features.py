@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from meridian import records, yamlio
 from meridian.errors import ConfigError
+from meridian.ledger import EVENTS, Ledger
 
 STAGES: tuple[str, ...] = ("happy_path", "edge_cases", "failure_modes")
 Stage = Literal["happy_path", "edge_cases", "failure_modes"]
@@ -125,14 +126,30 @@ def _node_ids(classname: str, name: str, file: str | None) -> list[str]:
     parts = classname.split(".")
     if file and file.endswith(".py"):
         path = file.replace("\\", "/")
-        module = path[:-3].split("/")
-        if parts[: len(module)] == module:
-            return ["::".join([path, *parts[len(module):], name])]
+        # Compared as dotted text: a directory may have a dot in its name (tests/v1.2/).
+        module = path[:-3].replace("/", ".")
+        if classname == module or classname.startswith(module + "."):
+            classes = classname[len(module) + 1:]
+            return ["::".join([path, *(classes.split(".") if classes else []), name])]
     likely = len(parts)
     while likely > 1 and parts[likely - 1][:1].isupper():
         likely -= 1
     cuts = [likely] + [cut for cut in range(len(parts), 0, -1) if cut != likely]
     return ["::".join(["/".join(parts[:cut]) + ".py", *parts[cut:], name]) for cut in cuts]
+
+
+def junit_form(test_id: str) -> str | None:
+    """The ``classname.name`` pytest's JUnit writer gives the node ``test_id``, or None
+    for an id that is not a node id. pytest joins the file path (dots for slashes,
+    without ``.py``) and the ``::`` parts with dots, leaving the ``[params]`` as they
+    are, so this matches however the module and class split is guessed back."""
+    path, bracket, params = test_id.partition("[")
+    names = path.split("::")
+    # A glob's file part may not end in .py (tests/v1.2/*): it is converted the same way.
+    if len(names) < 2 or not (names[0].endswith(".py") or _GLOB_CHARS.search(names[0])):
+        return None
+    names[0] = names[0].removesuffix(".py").replace("/", ".")
+    return ".".join(names) + bracket + params
 
 
 def _looks_like_pytest(classname: str) -> bool:
@@ -259,13 +276,18 @@ class _CaseIndex:
                     self.by_unparametrised.setdefault(bare, []).append(index)
 
     def find(self, test_id: str) -> list[TestCase]:
+        # A node id is also looked up in the dotted form pytest writes into the report.
+        forms = {test_id, junit_form(test_id) or test_id}
         if _GLOB_CHARS.search(test_id):
-            pattern = re.compile(fnmatch.translate(test_id))
-            found = {i for alias, ids in self.by_alias.items() if pattern.match(alias) for i in ids}
+            patterns = [re.compile(fnmatch.translate(form)) for form in forms]
+            found = {i for alias, ids in self.by_alias.items()
+                     if any(pattern.match(alias) for pattern in patterns) for i in ids}
         else:
-            found = set(self.by_alias.get(test_id, ()))
-            if "[" not in test_id:
-                found.update(self.by_unparametrised.get(test_id, ()))
+            found = set()
+            for form in forms:
+                found.update(self.by_alias.get(form, ()))
+                if "[" not in form:
+                    found.update(self.by_unparametrised.get(form, ()))
         return [self.cases[i] for i in sorted(found)]
 
 
@@ -331,6 +353,29 @@ def compute(features_path: Path | str, junit_path: Path | str) -> CompletionRepo
         working_pct=_percent(working, len(statuses)), hardened_pct=_percent(hardened, len(statuses)),
         features=statuses,
     )
+
+
+def unhardened_required(ledger: Ledger, required: Iterable[str]) -> list[str]:
+    """Why a gate requiring ``required`` hardened features may not pass, one line each;
+    [] when the latest recorded ``meridian features`` result has them all hardened.
+
+    The gate reads the recorded result (computed from a JUnit report by
+    ``meridian features --junit``), never a claim: no result recorded means not hardened.
+    """
+    wanted = list(dict.fromkeys(required))
+    if not wanted:
+        return []
+    latest = next((r for r in ledger.records(EVENTS, newest_first=True)
+                   if r.kind == FEATURES_COMPUTED), None)
+    if latest is None:
+        return [(f"features {', '.join(wanted)} must be hardened and no test report was read "
+                 "yet: run the tests with a JUnit report, then "
+                 "`meridian features --junit REPORT.xml`")]
+    recorded = latest.data.get("hardened_ids") if isinstance(latest.data, dict) else None
+    hardened = set(recorded) if isinstance(recorded, list) else set()
+    source = f"{latest.data.get('junit', '?')} at {latest.ts[:16].replace('T', ' ')} UTC"
+    return [f"feature {feature_id} is not hardened (latest `meridian features`: {source})"
+            for feature_id in wanted if feature_id not in hardened]
 
 
 def hardened_ids(report: CompletionReport) -> set[str]:

@@ -189,3 +189,119 @@ def test_cli_table_without_a_state_branch(repo_with_commit: Path,
     assert "not recorded: no state branch" in out
     assert "tests/test_share.py::test_expired_link: not found in the report" in out
     assert not Ledger.open(repo_with_commit).exists()
+
+
+SAMPLE_TESTS = '''\
+import pytest
+
+
+def test_ok():
+    pass
+
+
+def test_fail():
+    assert 0
+
+
+@pytest.mark.skip(reason="not yet")
+def test_skip():
+    pass
+
+
+@pytest.mark.xfail
+def test_xfail():
+    assert 0
+
+
+@pytest.mark.parametrize("v", ["a.b", "c/d", "e::f", "g[h]"])
+def test_param(v):
+    pass
+
+
+class TestOuter:
+    class TestInner:
+        def test_nested(self):
+            pass
+'''
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_a_real_pytest_report(tmp_path: Path, family: str) -> None:
+    """The report pytest itself writes, with a dotted directory name, a nested class,
+    parameters holding dots, slashes, colons and brackets, a skip and an xfail."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tests" / "v1.2").mkdir(parents=True)
+    (tmp_path / "tests" / "test_a.py").write_text(SAMPLE_TESTS)
+    (tmp_path / "tests" / "v1.2" / "test_b.py").write_text("def test_dot():\n    pass\n")
+    junit = tmp_path / "report.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "-o", f"junit_family={family}", f"--junitxml={junit}", "tests"],
+                   cwd=tmp_path, capture_output=True, check=False)
+    spec = _features(tmp_path, """features:
+  - id: params
+    tests:
+      happy_path: [tests/test_a.py::test_param]
+      edge_cases: ["tests/test_a.py::test_param[g[h]]", "tests/test_a.py::test_param[e::f]"]
+      failure_modes: [tests/test_a.py::TestOuter::TestInner::test_nested]
+  - id: dotted
+    tests:
+      happy_path: [tests/v1.2/test_b.py::test_dot]
+      edge_cases: ["tests/v1.2/*::test_dot"]
+      failure_modes: [tests/test_a.py::test_ok]
+  - id: skipped
+    tests: {happy_path: [tests/test_a.py::test_ok, tests/test_a.py::test_skip]}
+  - id: xfail
+    tests: {happy_path: [tests/test_a.py::test_xfail]}
+  - id: failing
+    tests: {happy_path: [tests/test_a.py::test_fail]}
+""")
+    report = features.compute(spec, junit)
+    assert report.tests_in_report == 10
+    status = {s.id: (s.working, s.hardened) for s in report.features}
+    assert status == {"params": (True, True), "dotted": (True, True), "skipped": (False, False),
+                      "xfail": (False, False), "failing": (False, False)}
+    by_test = {r.test: r for s in report.features for r in s.tests}
+    assert by_test["tests/test_a.py::test_param"].matched == 4
+    assert by_test["tests/test_a.py::test_param[g[h]]"].matched == 1
+    assert report.features[2].missing == ["happy_path: tests/test_a.py::test_skip: skipped",
+                                          "edge_cases: no tests listed",
+                                          "failure_modes: no tests listed"]
+    assert report.features[4].missing[0] == "happy_path: tests/test_a.py::test_fail: failed"
+
+
+def test_a_gate_requiring_hardened_features_is_refused_until_a_report_shows_them(
+        repo_with_commit: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = repo_with_commit
+    assert main(["init", "--no-hooks"]) == 0
+    (root / ".meridian" / "gates.yaml").write_text(
+        "version: 1\ngates:\n  - id: auth\n    artifacts: [src/auth.py]\n"
+        "    features: {hardened: [login, export]}\n")
+    (root / ".meridian" / "features.yaml").write_text(FEATURES.read_text())
+    (root / "src").mkdir()
+    (root / "src" / "auth.py").write_text("def login(user):\n    return user is not None\n")
+    assert main(["gate", "start", "auth"]) == 0
+    capsys.readouterr()
+
+    assert main(["gate", "submit", "auth"]) == 2
+    assert capsys.readouterr().err == (
+        "meridian: cannot submit auth: features login, export must be hardened and no test "
+        "report was read yet: run the tests with a JUnit report, then "
+        "`meridian features --junit REPORT.xml`\n")
+
+    assert main(["features", "--junit", str(SAMPLE)]) == 0  # login hardened, export not
+    capsys.readouterr()
+    assert main(["gate", "submit", "auth"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"meridian: cannot submit auth: feature export is not hardened "
+                          f"(latest `meridian features`: {SAMPLE} at ")
+    ledger = Ledger.open(root)
+    blocks = [r for r in ledger.records() if r.kind == "gate.blocked"]
+    assert [(b.data["gate"], b.data["source"]) for b in blocks] == [("auth", "gate")] * 2
+
+    (root / ".meridian" / "gates.yaml").write_text(
+        "version: 1\ngates:\n  - id: auth\n    artifacts: [src/auth.py]\n"
+        "    features: {hardened: [login]}\n")
+    assert main(["gate", "submit", "auth"]) == 0
+    assert "gate auth: PASSED" in capsys.readouterr().out

@@ -24,7 +24,7 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import Bundle, CheckResult, Issue, Verdict, decide
+from meridian.evaluators.models import Bundle, CheckResult, Verdict
 from meridian.gates import artifacts, checks
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
@@ -34,7 +34,6 @@ from meridian.gates.state import GateStatus, derive_states
 from meridian.ledger import EVENTS, Ledger, Write
 from meridian.records import Record, canonical_json, now_ts, parse_ts
 
-GATE_CHECK_ISSUE = "gate_check"
 # The web-app template's approval hash: no token hashes to it, so until a human puts
 # their token's hash in its place the gate cannot be approved (and is told why).
 PLACEHOLDER_TOKEN_SHA256 = "0" * 64
@@ -146,6 +145,12 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     if problems:
         raise _refuse(project, gate, f"cannot submit {gate}: stored memory is corrupt: "
                                      f"{problems[0]} (run `meridian memory verify`)")
+    if spec.features is not None:
+        from meridian.features import unhardened_required
+
+        unhardened = unhardened_required(ledger, spec.features.hardened)
+        if unhardened:
+            raise _refuse(project, gate, f"cannot submit {gate}: " + "; ".join(unhardened))
     switched_off = _disabled_mechanisms(project.root)
 
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
@@ -172,7 +177,6 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     defined = gate_definition.definition(project.graph, gate)
     settings = evaluator_settings(project.config, spec)
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
-    verdict = enforce_checks(verdict, results)
     verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})
     submission = _record_verdict(project, verdict, bundle, defined)
     if verdict.passed:
@@ -219,35 +223,6 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
         raise
     # The verdict is bound to what Meridian gave the evaluator, whatever it echoed back.
     return verdict.model_copy(update={"gate": gate, "subject": bundle.subject})
-
-
-def enforce_checks(verdict: Verdict, results: list[CheckResult]) -> Verdict:
-    """A failing check is a high-severity issue, whichever evaluator ran.
-
-    An evaluator that already reported the failure (a high issue quoting the command)
-    is not given a duplicate.
-    """
-    added: list[Issue] = []
-    for result in results:
-        if result.passed:
-            continue
-        reported = any(i.severity == "high" and result.command in i.message for i in verdict.issues)
-        if reported:
-            continue
-        how = ("timed out" if result.timed_out else
-               "could not start" if result.exit_code is None else f"exited {result.exit_code}")
-        last = [line for line in result.output.splitlines() if line.strip()][-1:]
-        tail = f": {last[0].strip()[:200]}" if last else ""
-        added.append(Issue(severity="high", message=f"check `{result.command}` {how}{tail}",
-                           check=GATE_CHECK_ISSUE))
-    if not added:
-        return verdict
-    return decide(
-        gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
-        scores=verdict.scores, issues=list(verdict.issues) + added, threshold=verdict.threshold,
-        weights=verdict.weights, summary=verdict.summary, usage=verdict.usage,
-        self_score=verdict.self_score,
-    )
 
 
 def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
@@ -421,7 +396,14 @@ def _disabled_mechanisms(root: Path) -> frozenset[str]:
     return disabled_mechanisms(root)
 
 
+# Never switched off, whatever a rules file says (rules.ALWAYS_ON refuses to retire it):
+# the evaluators' objective finding for a failing check is what fails a gate whose
+# check failed, whichever evaluator ran.
+ALWAYS_ON_CHECKS = frozenset({"failing_check"})
+
+
 def heuristic_checks(mechanisms: frozenset[str]) -> frozenset[str]:
     """Heuristic check ids among ``mechanisms`` (``heuristic:stub_code`` -> ``stub_code``)."""
     prefix = "heuristic:"
-    return frozenset(m[len(prefix):] for m in mechanisms if m.startswith(prefix))
+    return frozenset(m[len(prefix):] for m in mechanisms
+                     if m.startswith(prefix)) - ALWAYS_ON_CHECKS
