@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,26 @@ from meridian.ledger import Ledger
 from tests.conftest import git
 
 
-def test_demo_runs_end_to_end(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_end_to_end(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # A newcomer's API key must not send the offline tour to the network (there is none
+    # here: an evaluator call would be "unavailable" and the demo would stop).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-demo-test")
     target = tmp_path / "tour"
     assert main(["demo", "--dir", str(target)]) == 0
-    out = capfd.readouterr().out
+    captured = capfd.readouterr()
+    out = captured.out
+    # eval runs print their summary, not one progress line per task
+    assert "--offline: skipping 2 task(s) graded by a model API" in captured.err
+    assert not re.search(r"^\[\d+/23\] ", captured.err + out, re.MULTILINE)
+    # the corrections carry the hours the work took, so calibration says something
+    assert "multiplier: 1.5 (median ratio of the last 2 correction(s); window 10)" in out
+    # the health report is printed once; --html writes the file and says so
+    assert out.count("Meridian health meridian/state") == 1
+    assert "blocks by source       2: evaluator 1, pre-commit 1" in out
+    assert re.search(r"^wrote health\.html \(\d+ events, 3 gates; open it in a browser\)$", out,
+                     re.MULTILINE)
+    assert f"open {target / 'health.html'} in a browser" in out
     # the stub was caught by the evaluator (with its file:line) and by the pre-commit hook
     assert "gate core: FAILED" in out
     assert "src/calc.py:6" in out
