@@ -24,6 +24,7 @@ event with ``source: "claude"``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -142,8 +143,18 @@ def _has_state(context: Context) -> bool:
 
 def _block(context: Context, reason: str, *, gate: str | None, files: list[str] | None,
            event: str, extra: dict[str, Any] | None = None) -> None:
-    record_block(context.repo, context.facts.branch, source=SOURCE, reason=reason, gate=gate,
-                 files=files, extra={"event": event, "session": context.session, **(extra or {})})
+    """Record a block; a record that cannot be written never turns the decision around
+    (an error here would otherwise end as a non-blocking error: the write allowed)."""
+    try:
+        record_block(context.repo, context.facts.branch, source=SOURCE, reason=reason,
+                     gate=gate, files=files,
+                     extra={"event": event, "session": context.session, **(extra or {})})
+    except MeridianError as exc:
+        # stdout carries the decision and stderr must stay empty with it: log the problem
+        with contextlib.suppress(OSError):
+            log = gitio.meridian_dir(context.repo) / "error.log"
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"meridian hook claude {event}: block not recorded: {exc}\n")
 
 
 # --- SessionStart -------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from meridian import gitio
+from meridian.errors import MeridianError
 from meridian.hooks.project import record_block
 
 MAX_LISTED = 20
@@ -64,8 +65,13 @@ def record(repo: gitio.Repository, branch: str | None, result: Result, source: s
         return
     for refusal in result.refusals:
         extra = {"rule": refusal.mechanism} if refusal.mechanism else None
-        recorded = record_block(repo, branch, source=source, reason=refusal.reason,
-                                gate=refusal.gate, files=refusal.files or None, extra=extra)
+        try:
+            recorded = record_block(repo, branch, source=source, reason=refusal.reason,
+                                    gate=refusal.gate, files=refusal.files or None, extra=extra)
+        except MeridianError as exc:
+            # The refusal stands, and is still printed, whether or not it could be written.
+            result.warnings.append(f"refusal not recorded: {exc}")
+            return
         if not recorded:
             result.warnings.append(f"refusal not recorded: no state branch {branch} here "
                                    "(`meridian init` creates or adopts it)")

@@ -320,3 +320,26 @@ def test_claude_hook_commands_are_committed_config(claude_project: Path) -> None
     git(claude_project, "commit", "-q", "-m", "claude hooks")
     assert "meridian hook claude PreToolUse" in git(claude_project, "show",
                                                     "HEAD:.claude/settings.json")
+
+
+def test_a_block_that_cannot_be_recorded_still_denies(claude_project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full ledger lock or a refused write must not turn a deny into a non-blocking
+    error (exit 1), which would let the write through."""
+    from meridian.errors import MeridianError
+    from meridian.hooks import claude as claude_hook
+
+    def refuse(*args: object, **kwargs: object) -> bool:
+        raise MeridianError("state branch locked by another writer")
+
+    monkeypatch.setattr(claude_hook, "record_block", refuse)
+    payload = json.dumps({"session_id": "s", "cwd": str(claude_project),
+                          "hook_event_name": "PreToolUse",
+                          **_write_payload(claude_project, "api/app.py")})
+    reply = claude_hook.handle("PreToolUse", payload)
+    assert (reply.exit_code, reply.stderr) == (0, None)
+    assert reply.stdout is not None
+    assert reply.stdout["hookSpecificOutput"]["permissionDecision"] == "deny"
+    log = (claude_project / ".git" / "meridian" / "error.log").read_text()
+    assert log == ("meridian hook claude PreToolUse: block not recorded: state branch locked "
+                   "by another writer\n")

@@ -6,6 +6,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from meridian import gitio
 from meridian.hooks import project as project_facts
 from meridian.ledger import Ledger
@@ -289,3 +291,23 @@ def test_no_cache_recomputes_everything(hooked: Path, cli: Callable[..., Proc]) 
     assert cli("hook", "pre-commit", "--no-cache").code == 0
     repo = gitio.open_repo(hooked)
     assert project_facts.load_facts(repo, hooked).source == "cache"
+
+
+def test_a_refusal_that_cannot_be_recorded_is_still_printed(
+        hooked: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from meridian.errors import MeridianError
+    from meridian.hooks import precommit, report
+
+    def refuse(*args: object, **kwargs: object) -> bool:
+        raise MeridianError("state branch locked by another writer")
+
+    monkeypatch.setattr(report, "record_block", refuse)
+    monkeypatch.chdir(hooked)
+    write(hooked, "api/app.py", CLEAN_MODULE)
+    git(hooked, "add", "api/app.py")
+    assert precommit.run(".") == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == [
+        "meridian pre-commit: warning: refusal not recorded: state branch locked by another writer",
+        "meridian pre-commit: commit refused (1 problem)"]
+    assert lines[2].startswith("- 1 staged file(s) belong to gate api, which is locked")
