@@ -166,8 +166,8 @@ def test_memory_validation_rule_cannot_be_retired(project: Path,
 @pytest.mark.parametrize(("rule_id", "mechanism"), [
     ("independent-evaluator", "gate:independent_evaluator"),
     ("human-approval", "gate:approval_requires_tty"),
-    # Skipping the heuristic finding would change nothing: lifecycle.enforce_checks
-    # still fails the gate, so "switched off" would be untrue.
+    # The gate lifecycle never passes failing_check on as disabled
+    # (lifecycle.ALWAYS_ON_CHECKS), so "switched off" would be untrue.
     ("checks-pass", "heuristic:failing_check"),
 ])
 def test_rules_whose_mechanism_has_no_off_switch_cannot_be_retired(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +93,64 @@ class _Terminal:
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", _Terminal())
+
+
+Reply = tuple[int, dict[str, str], dict[str, Any]] | None  # None: never answer
+
+
+class FakeMessagesAPI:
+    """A local HTTP server answering POST /v1/messages from a script of replies."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[dict[str, Any]] = []
+        self.api_keys: list[str] = []
+        self.release = threading.Event()  # lets a never-answering handler finish at teardown
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                api.requests.append(json.loads(self.rfile.read(length)))
+                api.api_keys.append(self.headers.get("x-api-key")
+                                    or self.headers.get("authorization", ""))
+                reply = api.replies.pop(0) if len(api.replies) > 1 else api.replies[0]
+                if reply is None:
+                    api.release.wait()
+                    return
+                status, headers, body = reply
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, *replies: Reply) -> None:
+        """Reply with these in order; the last one repeats (retries see it again)."""
+        self.replies = list(replies)
+
+
+@pytest.fixture
+def messages_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    api = FakeMessagesAPI()
+    api.thread.start()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-gate-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    yield api
+    api.release.set()
+    api.server.shutdown()
+    api.server.server_close()

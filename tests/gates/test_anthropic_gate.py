@@ -1,23 +1,21 @@
 """`meridian gate submit` with the anthropic evaluator, end to end.
 
 The real SDK talks HTTP to a local server standing in for the Messages API
-(``ANTHROPIC_BASE_URL``), so the request path is the one a user's submit takes: config,
+(``ANTHROPIC_BASE_URL``, the ``messages_api`` fixture of ``conftest.py``), so the request path is the one a user's submit takes: config,
 gate overrides, client construction from the environment, retries, error mapping.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.evaluators.evaluator_helpers import error_body, tool_use_message
-from tests.gates.conftest import write
+from tests.gates.conftest import Reply, write
 
 GOOD: dict[str, Any] = {
     "scores": {"completeness": 9, "correctness": 9, "robustness": 8, "spec_adherence": 9},
@@ -32,67 +30,6 @@ STUB_FOUND: dict[str, Any] = {
     "summary": "Usage is not documented.",
     "verdict": "pass",
 }
-
-Reply = tuple[int, dict[str, str], dict[str, Any]] | None  # None: never answer
-
-
-class FakeMessagesAPI:
-    """A local HTTP server answering POST /v1/messages from a script of replies."""
-
-    def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.requests: list[dict[str, Any]] = []
-        self.api_keys: list[str] = []
-        self.release = threading.Event()  # lets a never-answering handler finish at teardown
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                api.requests.append(json.loads(self.rfile.read(length)))
-                api.api_keys.append(self.headers.get("x-api-key")
-                                    or self.headers.get("authorization", ""))
-                reply = api.replies.pop(0) if len(api.replies) > 1 else api.replies[0]
-                if reply is None:
-                    api.release.wait()
-                    return
-                status, headers, body = reply
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def answer(self, *replies: Reply) -> None:
-        """Reply with these in order; the last one repeats (retries see it again)."""
-        self.replies = list(replies)
-
-
-@pytest.fixture
-def messages_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
-    api = FakeMessagesAPI()
-    api.thread.start()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-gate-test")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    yield api
-    api.release.set()
-    api.server.shutdown()
-    api.server.server_close()
-
 
 @pytest.fixture
 def docs_gate(project: Path, write_gates: Callable[[str], Path]) -> Path:

@@ -13,6 +13,7 @@ import pytest
 from meridian import gitio
 from meridian.evaluators.models import Verdict
 from meridian.ledger import Ledger
+from tests.evaluators.evaluator_helpers import tool_use_message
 from tests.gates.conftest import commit_all, write
 
 STUB = """
@@ -499,3 +500,40 @@ def test_a_command_evaluator_run_from_a_hook_sees_the_project(project, write_gat
     result = cli("gate", "submit", "docs", "--json")
     assert result.code == 0, result
     assert json.loads(result.out)["verdict"]["summary"] == str(project.resolve())
+
+
+@pytest.mark.parametrize("kind", ["heuristic", "command", "anthropic"])
+def test_a_failing_check_fails_the_gate_whichever_evaluator_runs(
+        project, write_gates, cli, tmp_path, messages_api, events, kind) -> None:
+    perfect = dict.fromkeys(("completeness", "correctness", "robustness", "spec_adherence"), 10)
+    evaluate = f"{{evaluator: {kind}}}"
+    if kind == "command":
+        command = _command_evaluator(tmp_path, perfect, label="pass")
+        evaluate = f"{{evaluator: command, command: {json.dumps(command)}}}"
+    messages_api.answer((200, {}, tool_use_message(
+        {"scores": perfect, "issues": [], "summary": "Flawless.", "verdict": "pass"})))
+    write_gates(f"""
+        gates:
+          - id: docs
+            acceptance: README explains usage.
+            artifacts: [README.md]
+            checks: ["echo boom && exit 3"]
+            evaluate: {evaluate}
+    """)
+    assert cli("gate", "start", "docs").code == 0
+    result = cli("gate", "submit", "docs")
+    assert result.code == 2, result
+    verdict = _verdict_at(project, events("gate.failed")[-1].data["verdict"])
+    # Exactly one issue for the check: the evaluators' objective finding, no duplicate.
+    assert [(i.severity, i.check, i.message) for i in verdict.issues] == [
+        ("high", "failing_check", "check `echo boom && exit 3` failed with exit code 3: boom")]
+    assert verdict.overall >= verdict.threshold  # the scores alone would have passed
+    assert verdict.evaluator.split(":")[0] == kind
+    assert len(messages_api.requests) == (kind == "anthropic")
+
+
+def test_a_rules_file_cannot_switch_the_failing_check_finding_off() -> None:
+    from meridian.gates.lifecycle import heuristic_checks
+
+    assert heuristic_checks(frozenset({"heuristic:failing_check", "heuristic:stub_code",
+                                       "hook:staged_heuristics"})) == {"stub_code"}
