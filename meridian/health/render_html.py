@@ -15,6 +15,7 @@ from meridian.health.formatting import dollars, duration, number, percent
 from meridian.health.models import Distribution, HealthReport
 
 MAX_POINTS = 400  # longer series are averaged into this many points
+MAX_OPEN_ROWS = 25  # a longer gate table starts folded
 WIDTH, HEIGHT, PAD = 640, 200, 36
 COLORS = {"a": "#2563eb", "b": "#dc2626", "c": "#059669", "d": "#d97706", "muted": "#9ca3af"}
 STATE_COLORS = {"passed": "#059669", "failed": "#dc2626", "submitted": "#d97706",
@@ -34,7 +35,7 @@ td.n,th.n{text-align:right}svg{display:block;margin:6px 0;max-width:100%;height:
 svg text{font:11px system-ui,sans-serif;fill:#374151}.legend span{margin-right:14px}
 .bar{height:14px;background:#e5e7eb;border-radius:3px;width:320px;display:inline-block;
 vertical-align:middle}.bar i{display:block;height:100%;border-radius:3px;background:#059669}
-.bad{color:#dc2626}.good{color:#059669}
+.bad{color:#dc2626}.good{color:#059669}summary{cursor:pointer;margin:8px 0}
 """
 
 # Sort a table by the clicked column (numbers numerically); marks the page as rendered.
@@ -250,8 +251,12 @@ def _gates(report: HealthReport) -> str:
     rows = [(r.gate, r.state, str(r.submissions), str(r.verdicts), str(r.failed_verdicts),
              "-" if r.first_verdict_passed is None else ("passed" if r.first_verdict_passed else "failed"),
              str(r.blocks), duration(r.hours_in_progress), dollars(r.cost_usd)) for r in gates.gates]
-    out.append(table(["gate", "state", "submissions", "verdicts", "failed", "first verdict", "blocks",
-                      "time in progress", "cost"], rows, {2, 3, 4, 6, 7, 8}))
+    gate_table = table(["gate", "state", "submissions", "verdicts", "failed", "first verdict",
+                        "blocks", "time in progress", "cost"], rows, {2, 3, 4, 6, 7, 8})
+    if len(rows) > MAX_OPEN_ROWS:
+        # Hundreds of gate rows would push every chart below far down the page.
+        gate_table = f"<details><summary>every gate ({len(rows)})</summary>{gate_table}</details>"
+    out.append(gate_table)
     return "".join(out)
 
 

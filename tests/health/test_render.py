@@ -157,3 +157,15 @@ def test_time_in_progress_reads_in_a_unit_a_person_uses() -> None:
     assert [duration(h) for h in (9.2e-6, 0.0025, 0.2, 2.5, None)] == [
         "0.033 s", "9 s", "12 min", "2.50 h", "-"]
     assert (number(9.2e-6), number(0.0), number(1.5)) == ("9.2e-06", "0.00", "1.50")
+
+
+def test_a_long_gate_table_starts_folded_so_the_charts_stay_in_view() -> None:
+    from meridian.health.models import GateRow
+
+    report = HealthReport(branch="b", commit=None, generated_at="2026-11-30T10:00:00.000000Z")
+    report.gates.gates = [GateRow(gate=f"g{n:02d}", state="open") for n in range(25)]
+    assert "<details>" not in render_html.render(report)
+    report.gates.gates.append(GateRow(gate="g25", state="open"))
+    page = render_html.render(report)
+    assert "<details><summary>every gate (26)</summary><table" in page
+    assert page.count("<tr><td>g") == 26
