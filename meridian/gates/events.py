@@ -62,6 +62,10 @@ class _Outcome(_Event):
     usage: UsageData = Field(default_factory=UsageData)
     issues: dict[str, int] = Field(default_factory=dict)  # severity -> count
     self_score: float | None = None
+    # The verdict's four dimension scores (completeness, correctness, robustness,
+    # spec_adherence), so readers such as `meridian health` need not open the verdict
+    # document. Events written before it existed have none.
+    scores: dict[str, float] | None = None
     # sha256 of the gate's definition (meridian.gates.definition) the verdict was decided
     # under. Events written before it existed have none: their definition is not compared.
     spec_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

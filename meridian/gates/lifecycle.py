@@ -257,7 +257,7 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
         "gate": gate, "verdict": verdict_path, "overall": verdict.overall,
         "threshold": verdict.threshold, "evaluator": verdict.evaluator,
         "subject": verdict.subject, "usage": verdict.usage.model_dump(mode="json"),
-        "issues": counts, "spec_hash": verdict.spec_hash,
+        "issues": counts, "scores": dict(verdict.scores), "spec_hash": verdict.spec_hash,
     }
     if verdict.self_score is not None:
         data["self_score"] = verdict.self_score

@@ -57,8 +57,9 @@ FEATURES_COMPUTED = "features.computed"
 # Memory writes that were refused as duplicates leave these events behind.
 DUPLICATE_KINDS = frozenset({"pattern.validated", "memory.duplicate"})
 DIMENSIONS = ("completeness", "correctness", "robustness", "spec_adherence")
-# Verdict events do not carry per-dimension scores, so the distribution reads verdict
-# documents: at most this many, the newest, so the cost does not grow with history.
+# Verdict events carry their per-dimension scores (``scores``); only events written
+# before they did send the distribution to the verdict documents: at most this many,
+# the newest, so the cost does not grow with history.
 MAX_VERDICT_DOCUMENTS = 500
 GAP_WINDOW = 5
 MAX_MEMORY_PROBLEMS = 20
@@ -438,7 +439,7 @@ def evaluator_health(ledger: Ledger, at: Any, verdicts: list[_Verdict], gaps: li
                 per_dimension.setdefault(name, []).append(number)
     if len(without) > MAX_VERDICT_DOCUMENTS:
         notes.append(f"evaluator: per-dimension scores from the newest {MAX_VERDICT_DOCUMENTS} "
-                     f"of {len(without)} verdicts (verdict events carry no scores)")
+                     f"of {len(without)} older verdicts (their events carry no scores)")
     health.dimensions = {name: distribution(values) for name, values in per_dimension.items()}
     health.overall = distribution([v.overall for v in verdicts if v.overall is not None])
     health.gaps = gaps

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from meridian.cli import main
+from meridian.ledger import EVENTS, Ledger, Write
 
 GATES = """\
 version: 1
@@ -48,7 +49,7 @@ def test_health_after_real_gate_cycles(repo_with_commit: Path,
     assert (gates["blocks"], gates["blocks_by_source"]) == (1, {"evaluator": 1})
     assert gates["intervals"] == 2
     evaluator = report["evaluator"]
-    assert evaluator["verdicts_read"] == 3  # every verdict document was read for its scores
+    assert evaluator["verdicts_read"] == 0  # the scores are on the verdict events
     assert {name: d["count"] for name, d in evaluator["dimensions"].items()} == {
         "completeness": 3, "correctness": 3, "robustness": 3, "spec_adherence": 3}
     # self-scores 9 (core) and 9.5 (more, first try); the resubmission gave none
@@ -59,3 +60,36 @@ def test_health_after_real_gate_cycles(repo_with_commit: Path,
     assert [c["gate"] for c in report["calibration"]["corrections"]] == ["core", "more"]
     assert report["cost"]["by_source"]["evaluator"]["cost_usd"] == 0.0  # heuristic: free
     assert report["memory"]["invalid"] == 0
+
+
+def test_scores_come_from_the_events_and_from_documents_only_for_older_events(
+        repo_with_commit: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = repo_with_commit
+    assert main(["init", "--no-hooks"]) == 0
+    (root / ".meridian" / "gates.yaml").write_text(GATES)
+    (root / "src").mkdir()
+    (root / "src" / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    assert main(["gate", "start", "core"]) == 0
+    assert main(["gate", "submit", "core"]) == 0
+    ledger = Ledger.open(root)
+    (passed,) = [r for r in ledger.records(EVENTS) if r.kind == "gate.passed"]
+    document = ledger.read_json(passed.data["verdict"])
+    assert passed.data["scores"] == document["scores"]
+
+    # A verdict event written before events carried scores: its document is read.
+    old_scores = {"completeness": 2.0, "correctness": 3.0, "robustness": 4.0,
+                  "spec_adherence": 5.0}
+    old = ledger.record("gate.failed", {
+        "gate": "more", "verdict": "verdicts/more/old.json", "overall": 3.35,
+        "threshold": 7.0, "evaluator": "heuristic", "subject": "b" * 40})
+    ledger.commit(Write(summary="an older verdict", blobs={
+        "verdicts/more/old.json": json.dumps({"scores": old_scores}).encode()}).add(EVENTS, old))
+    capsys.readouterr()
+
+    assert main(["health", "--json"]) == 0
+    evaluator = json.loads(capsys.readouterr().out)["evaluator"]
+    assert evaluator["verdicts_read"] == 1
+    for name, dimension in evaluator["dimensions"].items():
+        assert dimension["count"] == 2
+        assert dimension["min"] == old_scores[name]
+        assert dimension["max"] == document["scores"][name]
