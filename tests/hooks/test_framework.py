@@ -67,6 +67,7 @@ def test_the_manifest_validates(tmp_path: Path) -> None:
     assert result.code == 0, result
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "- id: meridian-pre-commit" in text and "- id: meridian-pre-push" in text
+    assert text.count("minimum_pre_commit_version: \"3.2.0\"") == 2  # the stage names
     broken = tmp_path / "manifest.yaml"
     broken.write_text(text.replace("  entry: meridian hook pre-push\n", ""))
     assert pre_commit(tmp_path, "validate-manifest", str(broken)).code == 1
@@ -136,3 +137,48 @@ def test_this_repository_as_a_pre_commit_repo(project: Path, tool_caches: None) 
                           env=env, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "meridian pre-commit" in proc.stdout and "Passed" in proc.stdout
+
+
+def test_the_manifest_route_on_a_real_commit_and_push(project: Path, tmp_path: Path,
+                                                     tool_caches: None,
+                                                     cli: Callable[..., Proc]) -> None:
+    """``repo: <this repository>`` at a commit, as a project would list Meridian: the
+    framework reads ``.pre-commit-hooks.yaml``, builds Meridian into its own virtualenv,
+    and runs both hook ids from git's own hooks on a real commit and a real push."""
+    rev = git(ROOT, "rev-parse", "HEAD").strip()
+    write(project, ".pre-commit-config.yaml",
+          f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n"
+          "      - id: meridian-pre-commit\n      - id: meridian-pre-push\n")
+    git(project, "add", ".pre-commit-config.yaml")
+    git(project, "commit", "-q", "-m", "pre-commit config")
+    env = {**os.environ, "PIP_NO_INPUT": "1"}
+    installed = subprocess.run([PYTHON, "-m", "pre_commit", "install-hooks"], cwd=project,
+                               capture_output=True, text=True, env=env, timeout=600, check=False)
+    if installed.returncode != 0 and "pip" in installed.stdout + installed.stderr:
+        pytest.skip("pip could not build Meridian's environment offline here")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert pre_commit(project, "install", "--hook-type", "pre-commit",
+                      "--hook-type", "pre-push").code == 0
+
+    write(project, "schema/shapes.py", STUB_MODULE)
+    git(project, "add", "schema/shapes.py")
+    refused = run_git(project, "commit", "-q", "-m", "stub")
+    assert refused.code == 1
+    assert "schema/shapes.py:2  [stub_code]" in refused.out + refused.err
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    cli("gate", "start", "schema")
+    write(project, "schema/shapes.py", CLEAN_MODULE)
+    git(project, "add", "schema/shapes.py")
+    assert run_git(project, "commit", "-q", "-m", "schema").code == 0
+    assert cli("gate", "submit", "schema").code == 0
+    assert run_git(project, "push", "-q", "origin", "main").code == 0
+    write(project, "schema/shapes.py", CLEAN_MODULE + "\nUNIT = 1.0\n")
+    assert run_git(project, "commit", "-q", "-a", "-m", "schema: unit").code == 0
+    pushed = run_git(project, "push", "-q", "origin", "main")
+    assert pushed.code == 1
+    assert "gate schema passed, but its artifacts changed since the verdict" in \
+        pushed.out + pushed.err
+    assert git(bare, "rev-parse", "main").strip() != head(project)
