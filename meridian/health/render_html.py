@@ -8,14 +8,17 @@ ledger is HTML-escaped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import date, timedelta
 from html import escape
 
 from meridian.health.formatting import dollars, duration, number, percent
-from meridian.health.models import Distribution, HealthReport
+from meridian.health.models import Distribution, HealthReport, WeekCost
 
 MAX_POINTS = 400  # longer series are averaged into this many points
-MAX_OPEN_ROWS = 25  # a longer gate table starts folded
+MAX_OPEN_ROWS = 25  # a longer table starts folded
+MAX_WEEKS = 26  # the cost chart shows the last half year
 WIDTH, HEIGHT, PAD = 640, 200, 36
 COLORS = {"a": "#2563eb", "b": "#dc2626", "c": "#059669", "d": "#d97706", "muted": "#9ca3af"}
 STATE_COLORS = {"passed": "#059669", "failed": "#dc2626", "submitted": "#d97706",
@@ -195,16 +198,38 @@ def box_plot(title: str, rows: Sequence[tuple[str, Distribution]]) -> str:
     return "".join(parts)
 
 
+def week_window(by_week: Sequence[WeekCost], count: int = MAX_WEEKS) -> list[WeekCost]:
+    """The ``count`` ISO weeks ending with the newest one that has spending, every week
+    present: a week that spent nothing is a zero column, not a gap the axis hides."""
+    known = {w.week: w for w in by_week if re.fullmatch(r"\d{4}-W\d{2}", w.week)}
+    if not known:
+        return []
+    year, number = (int(part) for part in max(known).split("-W"))
+    newest = date.fromisocalendar(year, number, 1)
+    window = []
+    for back in range(count - 1, -1, -1):
+        iso = (newest - timedelta(weeks=back)).isocalendar()
+        key = f"{iso.year}-W{iso.week:02d}"
+        window.append(known.get(key) or WeekCost(week=key))
+    # Drop the empty weeks before the first spending, so a young project's chart is not
+    # mostly blank.
+    while len(window) > 1 and not window[0].cost_usd:
+        window.pop(0)
+    return window
+
+
 def stacked_weeks(report: HealthReport) -> str:
-    weeks = report.cost.by_week[-26:]
+    weeks = week_window(report.cost.by_week)
     if not weeks:
         return '<p class="sub">cost per week: nothing spent yet</p>'
     layers = (("evaluator", "evaluator_usd", COLORS["a"]), ("llm_judge", "llm_judge_usd", COLORS["d"]),
               ("eval agents", "eval_agents_usd", COLORS["c"]))
     top = max(w.cost_usd for w in weeks) or 1.0
     plot_h, col_w = HEIGHT - 2 * PAD, min(60.0, (WIDTH - 2 * PAD) / len(weeks))
+    label_every = 1 if col_w >= 28 else 2  # "W07" needs about 24 px at 11 px type
+    span = weeks[0].week if len(weeks) == 1 else f"{weeks[0].week} to {weeks[-1].week}"
     parts = [_svg(WIDTH, HEIGHT, "cost per week"),
-             f'<text x="{PAD}" y="14">cost per ISO week (max {dollars(top)})</text>']
+             f'<text x="{PAD}" y="14">cost per ISO week, {escape(span)} (max {dollars(top)})</text>']
     for index, week in enumerate(weeks):
         x = PAD + index * col_w
         base = float(PAD + plot_h)
@@ -217,10 +242,19 @@ def stacked_weeks(report: HealthReport) -> str:
             parts.append(f'<rect x="{x:.1f}" y="{base:.1f}" width="{col_w * 0.8:.1f}" '
                          f'height="{height:.1f}" fill="{color}"><title>{escape(week.week)} '
                          f'{escape(name)} {dollars(value)}</title></rect>')
-        parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 8}">{escape(week.week[-3:])}</text>')
+        if (len(weeks) - 1 - index) % label_every == 0:
+            parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 8}">{escape(week.week[-3:])}</text>')
     parts.append("</svg>")
     legend = "".join(f'<span style="color:{c}">&#9632; {n}</span>' for n, _, c in layers)
     return "".join(parts) + f'<div class="legend">{legend}</div>'
+
+
+def _folded(summary: str, content: str, rows: int) -> str:
+    """``content`` as is, or folded when it has more than MAX_OPEN_ROWS rows: hundreds of
+    rows would push every chart below far down the page."""
+    if rows <= MAX_OPEN_ROWS:
+        return content
+    return f"<details><summary>{escape(summary)}</summary>{content}</details>"
 
 
 def _tiles(items: Sequence[tuple[str, str]]) -> str:
@@ -253,10 +287,7 @@ def _gates(report: HealthReport) -> str:
              str(r.blocks), duration(r.hours_in_progress), dollars(r.cost_usd)) for r in gates.gates]
     gate_table = table(["gate", "state", "submissions", "verdicts", "failed", "first verdict",
                         "blocks", "time in progress", "cost"], rows, {2, 3, 4, 6, 7, 8})
-    if len(rows) > MAX_OPEN_ROWS:
-        # Hundreds of gate rows would push every chart below far down the page.
-        gate_table = f"<details><summary>every gate ({len(rows)})</summary>{gate_table}</details>"
-    out.append(gate_table)
+    out.append(_folded(f"every gate ({len(rows)})", gate_table, len(rows)))
     return "".join(out)
 
 
@@ -273,10 +304,12 @@ def _calibration(report: HealthReport) -> str:
     out.append(line_chart("actual / predicted hours per correction, and the multiplier over time",
                           [("ratio", ratios, COLORS["a"], True),
                            ("multiplier", trend, COLORS["b"], False)], reference=1.0))
-    out.append(table(["when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier"],
-                     [(p.ts[:16].replace("T", " "), p.gate, number(p.predicted_hours),
-                       number(p.actual_hours), number(p.ratio), number(p.multiplier))
-                      for p in cal.corrections[-50:]], {2, 3, 4, 5}))
+    shown = cal.corrections[-50:]
+    out.append(_folded(f"the last {len(shown)} corrections",
+                       table(["when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier"],
+                             [(p.ts[:16].replace("T", " "), p.gate, number(p.predicted_hours),
+                               number(p.actual_hours), number(p.ratio), number(p.multiplier))
+                              for p in shown], {2, 3, 4, 5}), len(shown)))
     return "".join(out)
 
 
@@ -307,9 +340,11 @@ def _cost(report: HealthReport) -> str:
                      [(name, f"{line.input_tokens:,}", f"{line.output_tokens:,}", f"{line.tokens:,}",
                        dollars(line.cost_usd)) for name, line in cost.by_source.items()], {1, 2, 3, 4}))
     out.append(stacked_weeks(report))
-    out.append(table(["gate", "verdicts", "tokens", "dollars"],
-                     [(g.gate, str(g.verdicts), f"{g.tokens:,}", dollars(g.cost_usd))
-                      for g in cost.by_gate[:50]], {1, 2, 3}))
+    if any(g.cost_usd for g in cost.by_gate):  # an offline evaluator costs nothing
+        out.append(_folded(f"evaluator cost per gate ({len(cost.by_gate)} gates, costliest first)",
+                           table(["gate", "verdicts", "tokens", "dollars"],
+                                 [(g.gate, str(g.verdicts), f"{g.tokens:,}", dollars(g.cost_usd))
+                                  for g in cost.by_gate], {1, 2, 3}), len(cost.by_gate)))
     return "".join(out)
 
 

@@ -169,3 +169,19 @@ def test_a_long_gate_table_starts_folded_so_the_charts_stay_in_view() -> None:
     page = render_html.render(report)
     assert "<details><summary>every gate (26)</summary><table" in page
     assert page.count("<tr><td>g") == 26
+
+
+def test_cost_weeks_without_spending_are_zero_columns_not_hidden() -> None:
+    from meridian.health.models import WeekCost
+
+    weeks = [WeekCost(week="2026-W51", cost_usd=1.0, evaluator_usd=1.0),
+             WeekCost(week="2027-W02", cost_usd=2.0, evaluator_usd=2.0),
+             WeekCost(week="unknown", cost_usd=5.0)]
+    window = render_html.week_window(weeks)
+    # ISO 2026 has 53 weeks; the empty weeks between are there, at zero
+    assert [(w.week, w.cost_usd) for w in window] == [
+        ("2026-W51", 1.0), ("2026-W52", 0.0), ("2026-W53", 0.0), ("2027-W01", 0.0),
+        ("2027-W02", 2.0)]
+    # two weeks back from the newest: W01 spent nothing before the first spending shown
+    assert [w.week for w in render_html.week_window(weeks, count=2)] == ["2027-W02"]
+    assert render_html.week_window([]) == []
