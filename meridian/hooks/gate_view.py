@@ -46,14 +46,13 @@ class UnfinishedWork:
 
 
 def issue_lines(document: Any) -> list[str]:
+    """A stored verdict's issues, one line each, in the order it keeps them
+    (``evaluators.models.ordered_issues``: highest severity first, then file and line)."""
     issues = document.get("issues") if isinstance(document, dict) else None
     if not isinstance(issues, list):
         return []
-    order = {"high": 0, "medium": 1, "low": 2}
-    ranked = sorted((i for i in issues if isinstance(i, dict)),
-                    key=lambda i: order.get(str(i.get("severity")), 3))
     lines = []
-    for issue in ranked:
+    for issue in (i for i in issues if isinstance(i, dict)):
         where = issue.get("file") or "(project)"
         if issue.get("file") and issue.get("line"):
             where = f"{issue['file']}:{issue['line']}"

@@ -229,3 +229,20 @@ def test_the_packaged_stubs_are_the_top_level_hooks() -> None:
     for name in ("pre-commit", "pre-push"):
         assert (packaged / name).read_bytes() == (root / "hooks" / name).read_bytes()
         assert install.MARKER in (root / "hooks" / name).read_text()
+
+
+def test_a_failing_chained_pre_push_hook_refuses_the_push(project: Path, tmp_path: Path,
+                                                          cli: Callable[..., Proc]) -> None:
+    original = _hook(project, "pre-push")
+    # It reads its stdin to the end, as a real pre-push hook does, then refuses.
+    original.write_text("#!/bin/sh\ncat > /dev/null\necho 'user pre-push says no' >&2\nexit 5\n")
+    original.chmod(0o755)
+    cli("hooks", "install")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(project, "remote", "add", "origin", str(remote))
+    result = run_git(project, "push", "-q", "origin", "main")
+    assert result.code == 1
+    assert "user pre-push says no" in result.err
+    assert "meridian pre-push" not in result.err
+    assert git(remote, "for-each-ref", "refs/heads").strip() == ""
