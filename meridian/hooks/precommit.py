@@ -58,6 +58,8 @@ def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, owners: dict[s
     from meridian.hooks.gate_view import locked_gates
 
     refusals = []
+    # Before the first commit there is no HEAD for `git restore --staged` to restore from.
+    unstage = "git restore --staged --" if gitio.head_commit(repo) else "git rm -q --cached --"
     for gate, unmet in locked_gates(repo, facts, list(owners), use_cache=use_cache).items():
         files = owners[gate]
         unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
@@ -65,7 +67,7 @@ def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, owners: dict[s
             reason=(f"{len(files)} staged file(s) belong to gate {gate}, which is locked: "
                     f"its needs have not passed: {unmet_text}"),
             next_step=(f"{need_step(*unmet[0])}, or leave these files out of the commit: "
-                       f"git restore --staged -- {' '.join(files[:5])}"
+                       f"{unstage} {' '.join(files[:5])}"
                        + (" ..." if len(files) > 5 else "")),
             gate=gate, files=files, details=report.listed(files), mechanism=LOCKED_RULE,
         ))

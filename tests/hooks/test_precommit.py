@@ -15,6 +15,7 @@ from meridian.verify import cache_path
 from tests.conftest import git
 from tests.hooks.conftest import (
     CLEAN_MODULE,
+    GATES,
     HOLLOW_TEST,
     PYTHON,
     STUB_MODULE,
@@ -311,3 +312,26 @@ def test_a_refusal_that_cannot_be_recorded_is_still_printed(
         "meridian pre-commit: warning: refusal not recorded: state branch locked by another writer",
         "meridian pre-commit: commit refused (1 problem)"]
     assert lines[2].startswith("- 1 staged file(s) belong to gate api, which is locked")
+
+
+def test_the_first_commit_of_a_repository_is_checked(tmp_path: Path,
+                                                     cli: Callable[..., Proc],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HEAD yet: every staged file is new, and the way out must work without a HEAD."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q")
+    monkeypatch.chdir(root)
+    assert cli("init").code == 0  # hooks included
+    write(root, ".meridian/gates.yaml", GATES)
+    write(root, "api/app.py", CLEAN_MODULE)
+    git(root, "add", "-A")
+    result = run_git(root, "commit", "-q", "-m", "first")
+    assert result.code == 1
+    next_line = result.err.splitlines()[3]
+    assert next_line.endswith("or leave these files out of the commit: git rm -q --cached -- "
+                              "api/app.py")
+    git(root, *next_line.split(": ")[-1].split()[1:])  # the command it names works
+    assert run_git(root, "commit", "-q", "-m", "first").code == 0
+    assert git(root, "ls-tree", "-r", "--name-only", "HEAD").split() == [
+        ".meridian/config.yaml", ".meridian/gates.yaml", ".meridian/rules.yaml"]
