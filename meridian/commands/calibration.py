@@ -33,10 +33,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
         return 0
 
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=False)
+    from meridian.console import make_console
+
+    console = make_console()
     if report.corrections:
         table = Table(title="corrections (ratio = actual / predicted)", box=None, pad_edge=False)
         for column in ("gate", "predicted h", "actual h", "ratio", "root cause", "next action"):

@@ -56,7 +56,7 @@ def _print(report: CompletionReport, recorded: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from meridian.health.render_terminal import make_console
+    from meridian.console import make_console
 
     console = make_console()
     if not report.features:

@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> int:
             out.write(record.line() + "\n")
         return 0
 
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from meridian.console import make_console
 
     table = Table(box=None, pad_edge=False)
     for column in ("time (UTC)", "kind", "gate", "writer", "detail"):
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if rows == 0:
         print("no events match")
         return 0
-    Console().print(table)
+    make_console().print(table)
     return 0
 
 

@@ -146,8 +146,9 @@ def _list(ledger: Ledger, kind: Any, args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
         return 0
 
-    from rich.console import Console
     from rich.table import Table
+
+    from meridian.console import make_console
 
     columns = {
         "semantic": ("id", "validations", "confidence", "text", "context", "gates"),
@@ -167,7 +168,7 @@ def _list(ledger: Ledger, kind: Any, args: argparse.Namespace) -> int:
     if rows == 0:
         print(f"no {kind.label} memory" + (" matches" if args.gate or args.since else " yet"))
         return 0
-    Console(soft_wrap=False).print(table)
+    make_console().print(table)
     return 0
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from meridian.console import make_console
 from meridian.health.formatting import NONE, dollars, duration, number, percent
 from meridian.health.models import Distribution, HealthReport
 
@@ -34,15 +34,6 @@ def _table(title: str, *columns: str) -> Table:
     for column in columns:
         table.add_column(column, overflow="fold")
     return table
-
-
-def make_console() -> Console:
-    """A console for tables: a pipe or file has no width, and rich's 80-column default
-    would fold nine-column tables mid-word (``submissio/ns``), so it gets 120."""
-    console = Console()
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=120)
-    return console
 
 
 def render(report: HealthReport, console: Console | None = None) -> None:
