@@ -36,7 +36,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from meridian import records, yamlio
 from meridian.errors import ConfigError
-from meridian.ledger import EVENTS, Ledger
 
 STAGES: tuple[str, ...] = ("happy_path", "edge_cases", "failure_modes")
 Stage = Literal["happy_path", "edge_cases", "failure_modes"]
@@ -353,29 +352,6 @@ def compute(features_path: Path | str, junit_path: Path | str) -> CompletionRepo
         working_pct=_percent(working, len(statuses)), hardened_pct=_percent(hardened, len(statuses)),
         features=statuses,
     )
-
-
-def unhardened_required(ledger: Ledger, required: Iterable[str]) -> list[str]:
-    """Why a gate requiring ``required`` hardened features may not pass, one line each;
-    [] when the latest recorded ``meridian features`` result has them all hardened.
-
-    The gate reads the recorded result (computed from a JUnit report by
-    ``meridian features --junit``), never a claim: no result recorded means not hardened.
-    """
-    wanted = list(dict.fromkeys(required))
-    if not wanted:
-        return []
-    latest = next((r for r in ledger.records(EVENTS, newest_first=True)
-                   if r.kind == FEATURES_COMPUTED), None)
-    if latest is None:
-        return [(f"features {', '.join(wanted)} must be hardened and no test report was read "
-                 "yet: run the tests with a JUnit report, then "
-                 "`meridian features --junit REPORT.xml`")]
-    recorded = latest.data.get("hardened_ids") if isinstance(latest.data, dict) else None
-    hardened = set(recorded) if isinstance(recorded, list) else set()
-    source = f"{latest.data.get('junit', '?')} at {latest.ts[:16].replace('T', ' ')} UTC"
-    return [f"feature {feature_id} is not hardened (latest `meridian features`: {source})"
-            for feature_id in wanted if feature_id not in hardened]
 
 
 def hardened_ids(report: CompletionReport) -> set[str]:

@@ -16,7 +16,9 @@ passed gate stale. Only what can change an outcome is in it:
   overrides): ``kind`` as configured (``auto`` is not resolved: whether
   ``ANTHROPIC_API_KEY`` is set in the shell that runs ``status`` is not a change of
   definition; the verdict's ``evaluator`` records what ran), ``threshold``, ``command``
-  when the kind is ``command``, the model when the kind is ``auto`` or ``anthropic``.
+  when the kind is ``command``, the model when the kind is ``auto`` or ``anthropic``;
+- for a gate requiring hardened features (``feature_tests``), each one's test lists
+  from the features file (None while the file does not list it).
 
 ``description``, ``needs`` and ``estimate_hours`` are not in it: ``needs`` are enforced
 by the state of the gates they name, and the other two do not decide anything.
@@ -62,7 +64,7 @@ def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
                     "token_env": spec.approval.token_env}
     features = None
     if spec.features is not None:
-        features = {"hardened": list(spec.features.hardened)}
+        features = {"hardened": list(spec.features.hardened), "junit": spec.features.junit}
     gate = {
         "acceptance": spec.acceptance,
         "artifacts": list(spec.artifacts),
@@ -73,7 +75,15 @@ def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
         "approval": approval,
         "features": features,
     }
-    return {"gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
+    defined: dict[str, Any] = {
+        "gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
+    if spec.features is not None and spec.features.hardened:
+        # What proves each required feature: editing its test lists is a change of definition.
+        defined["feature_tests"] = {
+            feature_id: (graph.features[feature_id].tests.model_dump(mode="json")
+                         if feature_id in graph.features else None)
+            for feature_id in spec.features.hardened}
+    return defined
 
 
 def hash_definition(value: dict[str, Any]) -> str:
@@ -86,7 +96,7 @@ def spec_hash(graph: Graph, gate_id: str) -> str:
 
 
 def changed_parts(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """Which parts differ (``checks``, ``evaluator.threshold``, ...)."""
+    """Which parts differ (``checks``, ``evaluator.threshold``, ``feature_tests``, ...)."""
     parts: list[str] = []
     for section in sorted(set(before) | set(now)):
         old, new = before.get(section), now.get(section)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -23,7 +23,11 @@ from meridian.config import Config, load_config
 from meridian.errors import ConfigError, MeridianError
 from meridian.gates import globs
 
+if TYPE_CHECKING:  # meridian.features is imported only when a gate requires features
+    from meridian.features import Feature
+
 DEFAULT_CHECK_TIMEOUT_S = 600.0
+DEFAULT_JUNIT = "build/junit.xml"
 GATE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 SCHEMA_ID = "https://meridian.invalid/schemas/gates.schema.json"
 
@@ -93,8 +97,17 @@ class ApprovalSpec(_Strict):
 
 
 class FeatureRequirements(_Strict):
+    """Features (of the features file, ``paths.features``) the gate needs hardened.
+
+    At submit, after the checks ran, completion is computed from the JUnit report at
+    ``junit``, which one of the checks writes (``pytest --junitxml=build/junit.xml``).
+    """
+
     hardened: list[str] = Field(default_factory=list,
                                 description="feature ids that must be hardened for the gate to pass")
+    junit: str = Field(default=DEFAULT_JUNIT, min_length=1,
+                       description="JUnit XML report a check of this gate writes, relative to "
+                       "the repository root; read at submit after the checks ran")
 
 
 class GateSpec(_Strict):
@@ -134,6 +147,9 @@ class Graph:
     # The project settings the graph was loaded with: a gate's definition (what its
     # verdict is bound to, see ``meridian.gates.definition``) includes its evaluator settings.
     config: Config = field(default_factory=Config)
+    # The features file's definitions of the features gates require (empty when no gate
+    # requires any or the file does not exist): part of those gates' definitions too.
+    features: dict[str, Feature] = field(default_factory=dict)
 
     def __contains__(self, gate_id: object) -> bool:
         return gate_id in self.specs
@@ -176,7 +192,8 @@ def load_graph(root: Path, config: Config | None = None) -> Graph:
             f"{_shown(path)}: no gate graph; write one or run `meridian init --template NAME` "
             "(`meridian init --list-templates` lists them)"
         )
-    return parse_graph(yamlio.load(_shown(path)), root, config=config)
+    return parse_graph(yamlio.load(_shown(path)), root, config=config,
+                       features_path=root / config.paths.features)
 
 
 def _shown(path: Path) -> Path:
@@ -187,7 +204,10 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = None) -> Graph:
+def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = None,
+                features_path: Path | None = None) -> Graph:
+    """Validate a loaded gates file. ``features_path``: the features file, against which
+    the feature ids gates require are checked when it exists."""
     if not isinstance(located.data, dict):
         raise located.error((), "expected a mapping with a 'gates:' list")
     model = yamlio.validate(GatesFile, located)
@@ -216,6 +236,10 @@ def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = 
             if problem:
                 raise located.error(("gates", index, "artifacts", glob_index),
                                     f"'{pattern}': {problem}")
+    for index, spec in enumerate(model.gates):
+        if spec.features is not None:
+            _check_feature_requirement(located, index, spec)
+    features = _required_features(located, model.gates, features_path)
     cycle = find_cycle(specs)
     if cycle:
         # Point at the needs entry of the first-declared gate that closes the cycle.
@@ -225,7 +249,50 @@ def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = 
                             "cycle in needs: " + " -> ".join(cycle)
                             + " (each gate needs the one before it)")
     return Graph(path=Path(located.path), root=root, specs=specs,
-                 order=dependency_order(specs), lines=lines, config=config or Config())
+                 order=dependency_order(specs), lines=lines, config=config or Config(),
+                 features=features)
+
+
+def _check_feature_requirement(located: yamlio.Located, index: int, spec: GateSpec) -> None:
+    assert spec.features is not None
+    where = ("gates", index, "features")
+    for position, feature_id in enumerate(spec.features.hardened):
+        if feature_id in spec.features.hardened[:position]:
+            raise located.error((*where, "hardened", position),
+                                f"'{feature_id}' is already listed in hardened")
+    junit = spec.features.junit
+    problem = junit_problem(junit)
+    if problem:
+        raise located.error((*where, "junit"), f"'{junit}': {problem}")
+
+
+def junit_problem(path: str) -> str | None:
+    """Why ``path`` cannot be where a gate's JUnit report is written, or None."""
+    if path.startswith("/") or "\\" in path or ".." in path.split("/"):
+        return "expected a '/'-separated path inside the repository, relative to its root"
+    if PurePosixPath(path).as_posix() != path or path.endswith("/"):
+        return f"write it as {PurePosixPath(path).as_posix()!r} (a file, no './' or '//')"
+    return None
+
+
+def _required_features(located: yamlio.Located, gates: list[GateSpec],
+                       features_path: Path | None) -> dict[str, Feature]:
+    """The definitions of the features gates require; an unknown id is a located error."""
+    required = [spec for spec in gates if spec.features and spec.features.hardened]
+    if not required or features_path is None or not features_path.is_file():
+        return {}
+    from meridian.features import load_features
+
+    shown = yamlio.display_path(features_path)
+    known = {feature.id: feature for feature in load_features(features_path)}
+    for index, spec in enumerate(gates):
+        for position, feature_id in enumerate(spec.features.hardened if spec.features else []):
+            if feature_id not in known:
+                listed = ", ".join(known) or "none"
+                raise located.error(("gates", index, "features", "hardened", position),
+                                    f"unknown feature '{feature_id}' (features in {shown}: {listed})")
+    return {feature_id: known[feature_id] for spec in required
+            for feature_id in (spec.features.hardened if spec.features else [])}
 
 
 def find_cycle(specs: dict[str, GateSpec]) -> list[str] | None:

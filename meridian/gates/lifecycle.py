@@ -25,7 +25,7 @@ from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
 from meridian.evaluators.models import Bundle, CheckResult, Verdict
-from meridian.gates import artifacts, checks
+from meridian.gates import artifacts, checks, completion
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
 from meridian.gates.definition import evaluator_settings
@@ -145,15 +145,12 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     if problems:
         raise _refuse(project, gate, f"cannot submit {gate}: stored memory is corrupt: "
                                      f"{problems[0]} (run `meridian memory verify`)")
-    if spec.features is not None:
-        from meridian.features import unhardened_required
-
-        unhardened = unhardened_required(ledger, spec.features.hardened)
-        if unhardened:
-            raise _refuse(project, gate, f"cannot submit {gate}: " + "; ".join(unhardened))
     switched_off = _disabled_mechanisms(project.root)
+    requirement = spec.features if spec.features and spec.features.hardened else None
 
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
+    if requirement is not None:
+        completion.remove_old_report(project.root, requirement)
     results = checks.run_checks(spec.checks, project.root, gate)
     # The check results go into a verdict bound to ``snap.subject``: they must have run
     # on exactly those files, not on something swapped in while they ran.
@@ -170,15 +167,26 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     if self_score is not None:
         submitted["self_score"] = self_score
     ledger.emit(ev.SUBMITTED, submitted)
+    features = completion.Completion()
+    if requirement is not None:
+        features = completion.judge(project.root, project.config.paths.features, requirement,
+                                    results)
+        if features.report is not None:
+            completion.record(ledger, features.report, gate)
 
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
+    bundle.notes.extend(features.notes)
     # The definition is the one loaded before the checks ran: what the evaluation used,
     # even if a check rewrites gates.yaml (the gate then shows stale).
     defined = gate_definition.definition(project.graph, gate)
     settings = evaluator_settings(project.config, spec)
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
+    verdict = completion.add_issues(verdict, features.issues)
     verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})
-    submission = _record_verdict(project, verdict, bundle, defined)
+    evidence: dict[str, object] = {"definition": defined}
+    if requirement is not None:
+        evidence["features"] = features.evidence(requirement)
+    submission = _record_verdict(project, verdict, bundle, evidence)
     if verdict.passed:
         try:
             _calibrate(ledger, gate, status)
@@ -226,11 +234,11 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
 
 
 def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
-                    defined: dict[str, object]) -> Submission:
+                    extra_evidence: dict[str, object]) -> Submission:
     """The verdict document, its evidence and the pass/fail event: one ledger write.
 
-    The evidence keeps the definition itself (``defined``), so a gate that goes stale
-    because its definition changed can say which part changed.
+    ``extra_evidence`` holds the definition itself (so a gate that goes stale because
+    its definition changed can say which part changed) and the features' completion.
     """
     gate = verdict.gate
     stamp = now_ts()
@@ -247,7 +255,7 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
         "checks": [c.model_dump(mode="json") for c in bundle.checks],
         "diff_chars": len(bundle.diff),
         "notes": bundle.notes,
-        "definition": defined,
+        **extra_evidence,
     }
     counts: dict[str, int] = {}
     for issue in verdict.issues:
