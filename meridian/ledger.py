@@ -24,9 +24,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from meridian import gitio, records
-from meridian.config import DEFAULT_BRANCH, load_config
 from meridian.errors import LedgerConflict, MeridianError
 from meridian.records import Record
+
+# config.DEFAULT_BRANCH, spelled out: importing meridian.config (its pydantic models and
+# yaml) would cost every pre-commit hook that verifies a new state commit.
+DEFAULT_BRANCH = "meridian/state"
 
 SHARD_BYTES = 64 * 1024
 EVENTS = "events"
@@ -94,6 +97,8 @@ class Ledger:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
+        from meridian.config import load_config
+
         repo = gitio.open_repo(path)
         config = load_config(gitio.workdir(repo))
         return cls(repo, config.branch)

@@ -8,40 +8,52 @@ a failing check) are added to every evaluator's issues, so no reviewer can argue
 away. An evaluator that gives no verdict raises ``EvaluatorUnavailable``: neither pass
 nor fail, the caller leaves the gate unchanged.
 
-Importing this package stays light (no anthropic SDK) so the pre-commit hook can use
-``meridian.evaluators.heuristic.scan_files`` cheaply; the SDK is imported only when
-the anthropic evaluator runs.
+Importing this package loads none of its modules: every name below is imported from
+its module on first use (``__getattr__``). The pre-commit hook imports
+``meridian.evaluators.scan`` on every commit that touches a gate, and that must not
+pay for pydantic (the verdict models) or the anthropic SDK; the SDK is imported only
+when the anthropic evaluator runs.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meridian.errors import ConfigError
-from meridian.evaluators._base import Assessment, Evaluator, EvaluatorUnavailable
-from meridian.evaluators.heuristic import (
-    CHECK_IDS,
-    HeuristicEvaluator,
-    objective_findings,
-    scan_files,
-)
-from meridian.evaluators.models import (
-    DEFAULT_WEIGHTS,
-    DIMENSIONS,
-    ArtifactFile,
-    Bundle,
-    CheckResult,
-    Issue,
-    Usage,
-    Verdict,
-    decide,
-)
 
-if TYPE_CHECKING:  # annotations only: importing config's models costs the pre-commit hook
+if TYPE_CHECKING:
     from meridian.config import EvaluatorSettings
+    from meridian.evaluators._base import Assessment, Evaluator, EvaluatorUnavailable
+    from meridian.evaluators.heuristic import objective_findings, scan_files
+    from meridian.evaluators.models import (
+        DEFAULT_WEIGHTS,
+        DIMENSIONS,
+        ArtifactFile,
+        Bundle,
+        CheckResult,
+        Issue,
+        Usage,
+        Verdict,
+        decide,
+    )
+    from meridian.evaluators.scan import CHECK_IDS
+
+# name -> the module that defines it, imported when the name is first read
+_LAZY: dict[str, str] = {
+    "CHECK_IDS": "meridian.evaluators.scan",
+    "Assessment": "meridian.evaluators._base",
+    "Evaluator": "meridian.evaluators._base",
+    "EvaluatorUnavailable": "meridian.evaluators._base",
+    "HeuristicEvaluator": "meridian.evaluators.heuristic",
+    "objective_findings": "meridian.evaluators.heuristic",
+    "scan_files": "meridian.evaluators.heuristic",
+    **dict.fromkeys(("DEFAULT_WEIGHTS", "DIMENSIONS", "ArtifactFile", "Bundle", "CheckResult",
+                     "Issue", "Usage", "Verdict", "decide"), "meridian.evaluators.models"),
+}
 
 __all__ = [
     "CHECK_IDS",
@@ -65,6 +77,19 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 def resolve_kind(settings: EvaluatorSettings) -> str:
     """The evaluator that will run: ``auto`` resolved against the environment."""
     if settings.kind == "auto":
@@ -77,6 +102,8 @@ def select_evaluator(settings: EvaluatorSettings, *,
                      http_client: Any | None = None) -> Evaluator:
     kind = resolve_kind(settings)
     if kind == "heuristic":
+        from meridian.evaluators.heuristic import HeuristicEvaluator
+
         return HeuristicEvaluator(disabled_checks)
     if kind == "command":
         if not settings.command:
@@ -114,6 +141,9 @@ def evaluate(
     the anthropic SDK's HTTP client (e.g. a proxy). Raises ``EvaluatorUnavailable``
     when no verdict could be had, ``ConfigError`` for a bad evaluator configuration.
     """
+    from meridian.evaluators.heuristic import HeuristicEvaluator, objective_findings
+    from meridian.evaluators.models import decide
+
     evaluator = select_evaluator(settings, disabled_checks=disabled_checks, cwd=cwd,
                                  http_client=http_client)
     objective = objective_findings(bundle, disabled_checks)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from meridian.evaluators.models import Issue, Severity
+from meridian.evaluators.findings import Finding, Severity
 
 JS_SUFFIXES = frozenset({".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"})
 TEST_DIRS = frozenset({"__tests__", "test", "tests", "spec", "e2e"})
@@ -194,18 +194,18 @@ def _has_top_level_comma(text: str) -> bool:
     return False
 
 
-def scan_js(path: str, source: str) -> list[Issue]:
+def scan_js(path: str, source: str) -> list[Finding]:
     masked = mask(source)
     newlines = [i for i, c in enumerate(source) if c == "\n"]
-    issues: list[Issue] = []
+    issues: list[Finding] = []
     code_lines = masked.code.split("\n")
 
     def line_of(offset: int) -> int:
         return bisect.bisect_right(newlines, offset - 1) + 1
 
     def add(check: str, severity: Severity, line: int, message: str) -> None:
-        issues.append(Issue(severity=severity, file=path, line=line, message=message,
-                            check=check))
+        issues.append(Finding(severity=severity, file=path, line=line, message=message,
+                              check=check))
 
     stub_lines: set[int] = set()
     for match in THROW_UNFINISHED.finditer(masked.code):

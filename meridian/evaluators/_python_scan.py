@@ -11,9 +11,9 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from meridian.evaluators.models import Issue, Severity
+from meridian.evaluators.findings import Finding, Severity
 
 MARKER = re.compile(r"\b(TODO|FIXME|XXX|TBD)\b")
 ADMISSION = re.compile(r"\b(not\s+(?:yet\s+)?implemented|unimplemented|placeholder)\b", re.IGNORECASE)
@@ -149,14 +149,14 @@ class _Scanner:
         self.lines = source.splitlines()
         self.is_test_file = is_test_file
         self.is_stub_file = path.endswith(".pyi")
-        self.issues: list[Issue] = []
+        self.issues: list[Finding] = []
         self.functions: list[_Function] = []
 
     # -- helpers ---------------------------------------------------------------------
 
     def add(self, check: str, severity: Severity, line: int, message: str) -> int:
-        self.issues.append(Issue(severity=severity, file=self.path, line=line,
-                                 message=message, check=check))
+        self.issues.append(Finding(severity=severity, file=self.path, line=line,
+                                   message=message, check=check))
         return len(self.issues) - 1
 
     def innermost(self, line: int, *, use_marker_range: bool = False) -> _Function | None:
@@ -277,8 +277,8 @@ class _Scanner:
             if fn is not None and fn.stub_findings:
                 # A marker inside an unfinished function is part of that stub's story.
                 first = self.issues[fn.stub_findings[0]]
-                self.issues[fn.stub_findings[0]] = first.model_copy(update={
-                    "message": f"{first.message} (marked at line {line}: {text.strip()[:80]})"})
+                self.issues[fn.stub_findings[0]] = replace(
+                    first, message=f"{first.message} (marked at line {line}: {text.strip()[:80]})")
                 continue
             if marker is not None:
                 self.add("stub_code", "low", line,
@@ -361,7 +361,7 @@ def _can_fail(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool = False
-                ) -> list[Issue]:
+                ) -> list[Finding]:
     scanner = _Scanner(path, source, is_test_file=is_test_file)
     comment_lines = scanner.comments()
     try:

@@ -20,24 +20,35 @@ Scores: every dimension starts at 10; each finding subtracts the points in
 ``PENALTIES[check]`` times ``SEVERITY_FACTOR[severity]`` from the dimensions listed;
 each score is clamped to 0-10. The rules system turns a check off by its id
 (rule mechanism ``heuristic:<check id>``): a disabled check is not run at all.
+
+The checks that read file contents live in ``scan`` and produce plain ``Finding``
+values (no pydantic: the pre-commit hook runs them); this module adds the objective
+findings and the scores, and turns findings into the verdict's ``Issue`` models.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from pathlib import PurePosixPath
 
-from meridian.errors import ConfigError
 from meridian.evaluators._base import Assessment
-from meridian.evaluators._js_scan import is_js, scan_js
-from meridian.evaluators._python_scan import MARKER, scan_python
-from meridian.evaluators.models import DIMENSIONS, SEVERITY_ORDER, Bundle, CheckResult, Issue
-
-CHECK_IDS: tuple[str, ...] = (
-    "missing_artifact", "failing_check", "stub_code", "hollow_test", "skipped_test",
-    "empty_file", "syntax_error",
+from meridian.evaluators.findings import Finding
+from meridian.evaluators.models import DIMENSIONS, Bundle, CheckResult, Issue
+from meridian.evaluators.scan import (
+    CHECK_IDS,
+    EMPTY_IS_FINE,
+    check_disabled,
+    is_python_test_file,
+    order_key,
+    scan_file,
+    scan_findings,
 )
+
+__all__ = [
+    "CHECK_IDS", "EMPTY_IS_FINE", "PENALTIES", "SEVERITY_FACTOR", "HeuristicEvaluator",
+    "as_issue", "bundle_findings", "is_python_test_file", "objective_findings", "scan_files",
+    "score",
+]
 
 # Points taken from each dimension by one high-severity finding of a check.
 PENALTIES: dict[str, dict[str, float]] = {
@@ -51,59 +62,22 @@ PENALTIES: dict[str, dict[str, float]] = {
 }
 SEVERITY_FACTOR: dict[str, float] = {"high": 1.0, "medium": 0.5, "low": 0.1}
 
-# Empty by convention, not by neglect.
-EMPTY_IS_FINE = frozenset({"__init__.py", "__init__.pyi", "py.typed", ".gitkeep", ".keep"})
 CHECK_OUTPUT_TAIL = 300
 
 
-def _check_disabled(disabled: Iterable[str]) -> frozenset[str]:
-    disabled = frozenset(disabled)
-    unknown = sorted(disabled - set(CHECK_IDS))
-    if unknown:
-        raise ConfigError(
-            f"unknown heuristic check id {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(CHECK_IDS)})")
-    return disabled
-
-
-def is_python_test_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")
-                                     or name == "tests.py")
-
-
-def _scan_one(path: str, content: str, *, truncated: bool) -> list[Issue]:
-    if not content.strip():
-        if truncated or PurePosixPath(path).name in EMPTY_IS_FINE:
-            return []
-        return [Issue(severity="medium", file=path, line=1, check="empty_file",
-                      message="file is empty or only whitespace")]
-    suffix = PurePosixPath(path).suffix.lower()
-    if suffix in (".py", ".pyi"):
-        return scan_python(path, content, is_test_file=is_python_test_file(path),
-                           truncated=truncated)
-    if is_js(path):
-        return scan_js(path, content)
-    # Any other text (docs, config, other languages): only unfinished-work markers.
-    return [
-        Issue(severity="low", file=path, line=number, check="stub_code",
-              message=f"{match.group(1)} marker left in the file: {line.strip()[:120]}")
-        for number, line in enumerate(content.splitlines(), 1)
-        if (match := MARKER.search(line))
-    ]
-
-
-def _ordered(issues: Iterable[Issue]) -> list[Issue]:
-    return sorted(issues, key=lambda i: (i.file or "", i.line or 0, i.check or "",
-                                         SEVERITY_ORDER[i.severity], i.message))
+def as_issue(finding: Finding) -> Issue:
+    """The verdict's model of a scanner finding (same fields)."""
+    return Issue(severity=finding.severity, file=finding.file, line=finding.line,
+                 message=finding.message, check=finding.check)
 
 
 def scan_files(files: Mapping[str, str], disabled: frozenset[str] = frozenset()) -> list[Issue]:
-    """Findings in file contents (path -> text), e.g. the files staged for a commit."""
-    disabled = _check_disabled(disabled)
-    found = [issue for path in sorted(files) for issue in _scan_one(path, files[path],
-                                                                    truncated=False)]
-    return _ordered(i for i in found if i.check not in disabled)
+    """Findings in file contents (path -> text) as ``Issue`` models.
+
+    The pre-commit hook calls ``scan.scan_findings`` instead: the same findings as
+    plain values, without importing pydantic.
+    """
+    return [as_issue(finding) for finding in scan_findings(files, disabled)]
 
 
 def _describe_check(check: CheckResult) -> str:
@@ -120,7 +94,7 @@ def _describe_check(check: CheckResult) -> str:
 
 def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
     """Facts no evaluator may argue with: declared artifacts missing, checks failing."""
-    disabled = _check_disabled(disabled)
+    disabled = check_disabled(disabled)
     issues: list[Issue] = []
     if "missing_artifact" not in disabled:
         issues += [Issue(severity="high", file=glob, check="missing_artifact",
@@ -138,11 +112,12 @@ def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -
 
 
 def bundle_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
-    disabled = _check_disabled(disabled)
+    disabled = check_disabled(disabled)
     found = objective_findings(bundle, disabled)
     for artifact in sorted(bundle.artifacts, key=lambda a: a.path):
-        found += _scan_one(artifact.path, artifact.content, truncated=artifact.truncated)
-    return _ordered(i for i in found if i.check not in disabled)
+        found += map(as_issue, scan_file(artifact.path, artifact.content,
+                                         truncated=artifact.truncated))
+    return sorted((i for i in found if i.check not in disabled), key=order_key)
 
 
 def score(issues: Iterable[Issue]) -> dict[str, float]:
@@ -171,7 +146,7 @@ class HeuristicEvaluator:
     label = "heuristic"
 
     def __init__(self, disabled: frozenset[str] = frozenset()) -> None:
-        self.disabled = _check_disabled(disabled)
+        self.disabled = check_disabled(disabled)
 
     def assess(self, bundle: Bundle) -> Assessment:
         issues = bundle_findings(bundle, self.disabled)

@@ -7,15 +7,14 @@ whatever label an evaluator prints is never trusted.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from meridian.evaluators.findings import SEVERITY_ORDER, Severity
 
 DIMENSIONS = ("completeness", "correctness", "robustness", "spec_adherence")
 DEFAULT_WEIGHTS = {"completeness": 0.25, "correctness": 0.35, "robustness": 0.2,
                    "spec_adherence": 0.2}
-Severity = Literal["high", "medium", "low"]
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 
 class _Model(BaseModel):

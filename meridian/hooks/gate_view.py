@@ -19,10 +19,13 @@ from meridian.hooks.project import ProjectFacts
 def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], *,
                  use_cache: bool = True) -> dict[str, list[tuple[str, str]]]:
     """Of ``gates``, those locked now -> their unmet needs as (need, state), in order."""
+    needy = {g.id for g in facts.gates if g.needs}
+    # A gate without needs is never locked: its files need no gate state at all.
+    if not any(g in needy for g in gates):
+        return {}
     from meridian.gates.snapshot import load_snapshot
 
     snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
-    needy = {g.id for g in facts.gates if g.needs}
     # Only a gate never started can be locked: a started gate's files are its own work.
     candidates = [g for g in gates if g in needy and snapshot.phase(g) == "open"]
     if not candidates:

@@ -121,9 +121,10 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                 texts[path] = text
     if not texts:
         return []
-    from meridian.evaluators.heuristic import scan_files
+    # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
+    from meridian.evaluators.scan import scan_findings
 
-    high = [i for i in scan_files(texts, facts.heuristic_disabled()) if i.severity == "high"]
+    high = [f for f in scan_findings(texts, facts.heuristic_disabled()) if f.severity == "high"]
     refusals = []
     for gate, paths in owners.items():
         mine = [i for i in high if i.file in paths]

@@ -10,7 +10,15 @@ import pytest
 from meridian.config import EvaluatorSettings
 from meridian.errors import ConfigError
 from meridian.evaluators import CHECK_IDS, CheckResult, Issue, evaluate, scan_files
-from meridian.evaluators.heuristic import PENALTIES, SEVERITY_FACTOR, HeuristicEvaluator, score
+from meridian.evaluators.findings import Finding
+from meridian.evaluators.heuristic import (
+    PENALTIES,
+    SEVERITY_FACTOR,
+    HeuristicEvaluator,
+    as_issue,
+    score,
+)
+from meridian.evaluators.scan import scan_findings
 from tests.evaluators.evaluator_helpers import REAL_CODE, REAL_TEST, make_bundle
 
 HEURISTIC = EvaluatorSettings(kind="heuristic")
@@ -557,3 +565,31 @@ def test_the_heuristic_path_never_imports_the_anthropic_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_scan_gives_plain_findings_that_become_the_same_issues() -> None:
+    files = {"src/pay.py": STUBS, "src/api.ts": JS_SOURCE, "tests/test_cart.py": REAL_TEST,
+             "notes.md": "TODO: write the notes\n",
+             "src/load.py": "def load(path):\n    # TODO: read the file\n    pass\n"}
+    findings = scan_findings(files)
+    assert findings and all(type(f) is Finding for f in findings)
+    assert [as_issue(f) for f in findings] == scan_files(files)
+    # The marker folded into the stub's message survives the plain value (a replace, not
+    # a model copy).
+    load = next(f for f in findings if f.file == "src/load.py")
+    assert load.message == ("function `load` is a stub: its body is only `pass` "
+                            "(marked at line 2: # TODO: read the file)")
+    assert load.where() == "src/load.py:1"
+
+
+def test_the_scan_and_the_package_import_no_pydantic() -> None:
+    program = ("import sys\n"
+               "import meridian.evaluators\n"
+               "from meridian.evaluators.scan import scan_findings\n"
+               "found = scan_findings({'a.py': 'def f():\\n    pass\\n'})\n"
+               "print(len(found), 'pydantic' in sys.modules)\n"
+               "from meridian.evaluators import Issue\n"
+               "print('pydantic' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["1", "False", "True"]

@@ -258,30 +258,66 @@ import sys
 from meridian.cli import main
 code = main(["hook", "pre-commit"])
 heavy = {"pydantic", "anthropic", "rich", "jsonschema", "yaml", "httpx"}
+watched = ("meridian.ledger", "meridian.verify", "meridian.records", "meridian.evaluators.models",
+           "meridian.evaluators.scan")
 print(code, sorted({m.split(".")[0] for m in sys.modules} & heavy),
-      sorted(m for m in ("meridian.ledger", "meridian.verify", "meridian.records") if m in sys.modules))
+      sorted(m for m in watched if m in sys.modules))
 """
 
 
 def _probe(root: Path) -> str:
+    """The hook run in a fresh interpreter: exit code, heavy packages and Meridian modules
+    it imported."""
     proc = subprocess.run([PYTHON, "-c", HOT_PATH_PROBE], cwd=root, capture_output=True,
                           text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 
 
-def test_the_hot_path_imports_no_heavy_module(hooked: Path, cli: Callable[..., Proc]) -> None:
+def _warm(hooked: Path, cli: Callable[..., Proc]) -> None:
     cli("gate", "start", "schema")
     write(hooked, "schema/shapes.py", CLEAN_MODULE)
     assert _commit(hooked, "schema/shapes.py").code == 0  # warms the caches
+
+
+def test_the_hot_path_imports_no_heavy_module(hooked: Path, cli: Callable[..., Proc]) -> None:
+    _warm(hooked, cli)
     write(hooked, "notes.txt", "x\n")
     git(hooked, "add", "notes.txt")
-    # Warm caches and no gate file staged: no validation, no ledger read, no pydantic.
+    # Warm caches and no gate file staged: no validation, no ledger read, no scan.
     assert _probe(hooked) == "0 [] []"
+
+
+def test_a_gate_file_commit_with_warm_caches_imports_no_pydantic(
+        hooked: Path, cli: Callable[..., Proc]) -> None:
+    _warm(hooked, cli)
     write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 1.0\n")
     git(hooked, "add", "schema/shapes.py")
-    # A gate file staged: the heuristic scan's issue model needs pydantic, nothing else.
-    assert _probe(hooked) == "0 ['pydantic'] []"
+    # The staged gate file is scanned (the scan module ran) with plain findings: neither
+    # pydantic nor the evaluator's Issue model is imported.
+    assert _probe(hooked) == "0 [] ['meridian.evaluators.scan']"
+    # The same scan still refuses a stub in that file.
+    write(hooked, "schema/shapes.py", STUB_MODULE)
+    git(hooked, "add", "schema/shapes.py")
+    assert _probe(hooked).startswith("2 ")
+
+
+def test_a_new_state_commit_is_verified_without_the_config_models(
+        hooked: Path, cli: Callable[..., Proc]) -> None:
+    _warm(hooked, cli)
+    Ledger.open(hooked).emit("gate.blocked", {"gate": "api", "source": "gate", "reason": "x"})
+    write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 1.0\n")
+    git(hooked, "add", "schema/shapes.py")
+    # Verifying the new commit validates its records (pydantic), but the config is cached:
+    # no yaml, and the ledger no longer drags meridian.config in.
+    assert _probe(hooked) == ("0 ['pydantic'] ['meridian.evaluators.scan', 'meridian.ledger', "
+                              "'meridian.records', 'meridian.verify']")
+
+
+def test_the_ledger_default_branch_is_the_config_s() -> None:
+    from meridian import config, ledger
+
+    assert ledger.DEFAULT_BRANCH == config.DEFAULT_BRANCH
 
 
 def test_no_cache_recomputes_everything(hooked: Path, cli: Callable[..., Proc]) -> None:

@@ -1,0 +1,30 @@
+"""A heuristic finding as a plain value: what the scanners produce.
+
+The pre-commit hook scans the staged files of every commit that touches a gate, so
+the scanners and this module import nothing beyond the standard library (building a
+pydantic model class costs more than the scan). The evaluator turns findings into the
+verdict's pydantic ``Issue`` (``meridian.evaluators.heuristic.as_issue``); the fields
+are the same, so nothing is lost on the way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["high", "medium", "low"]
+SEVERITY_ORDER: dict[str, int] = {"high": 0, "medium": 1, "low": 2}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    severity: Severity
+    message: str
+    file: str | None = None
+    line: int | None = None  # 1-based
+    check: str | None = None  # heuristic check id, e.g. "stub_code"
+
+    def where(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or "(project)"
