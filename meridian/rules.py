@@ -43,6 +43,8 @@ MECHANISMS: dict[str, str] = {
     "gate:independent_evaluator": "a gate is judged by an evaluator other than the agent",
     "gate:approval_requires_tty": "gate approval needs a human at a terminal",
     "claude:stop_on_failed_verdict": "Claude Code may not stop while its gate's last verdict failed",
+    "claude:protect_harness": "Claude Code may not change the harness: .meridian/, the gate graph "
+                              "and rules file, Meridian's git hooks, .claude/settings.json",
     "memory:validate_on_write": "every memory write is validated against its schema",
     "prepush:regression_gate": "pre-push refuses when the latest evaluation run regressed "
                                "against the baseline",
@@ -449,6 +451,15 @@ rules:
     review:
       date: 2027-05-31
       condition: the retry cap is hit in more than one session a week
+    status: active
+
+  - id: harness-is-human-owned
+    rule: The agent does not change the harness that checks it (.meridian/, the gate graph and rules file, Meridian's git hooks, the Claude Code settings); a human does.
+    failure_mode: The agent lowers a threshold, drops a check, retires a rule or allows non-interactive approval, and its work then passes a bar it set for itself.
+    mechanism: claude:protect_harness
+    review:
+      date: 2027-05-31
+      condition: the agent is denied a harness change the user asked it for, more than once a month
     status: active
 
   - id: memory-validated-on-write

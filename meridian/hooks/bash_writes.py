@@ -12,6 +12,17 @@ is a programming language, so this is a best effort over the common forms:
     touch, truncate   every file argument
     dd of=f
     sh/bash -c 'CMD'  the files CMD writes
+    meridian rules    .meridian/rules.yaml (``retire``/``activate``; also as
+                      ``python -m meridian``, after ``-C DIR`` in that directory)
+    meridian init     .meridian/config.yaml, and .claude/settings.json with --claude
+
+With ``removals=True`` the files a command takes away count too (for the harness
+files, deleting or moving one aside is as much a change as rewriting it):
+
+    rm / unlink /     every operand
+    rmdir / shred
+    mv / git mv       the sources
+    git rm            every operand
 
 Commands are split on ; && || | & and newlines; heredoc bodies are skipped; leading
 ``VAR=value`` and ``sudo``/``env``/``command``/``nohup``/``time`` are looked through.
@@ -238,11 +249,64 @@ def _shell_script(args: list[str]) -> str | None:
     return None
 
 
-def _command_targets(words: list[str], cwd: Path) -> list[str]:
+def _move_sources(args: list[str]) -> list[str]:
+    """The sources of ``mv ARGS``: every operand but the destination (all with ``-t``)."""
+    targeted = any(a in ("-t", "--target-directory") or a.startswith("--target-directory=")
+                   for a in args)
+    operands = _operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+    return operands if targeted else operands[:-1]
+
+
+def _removed(name: str, args: list[str]) -> list[str]:
+    """The files command ``name`` deletes or moves away."""
+    if name in ("rm", "unlink", "rmdir", "shred"):
+        return _operands(args)
+    if name == "mv":
+        return _move_sources(args)
+    if name == "git" and args[:1] == ["mv"]:
+        return _move_sources(args[1:])
+    if name == "git" and args[:1] == ["rm"]:
+        return _operands(args[1:])
+    return []
+
+
+def _command_targets(words: list[str], cwd: Path, *, removals: bool = False) -> list[str]:
     words = _strip_prefix(words)
     if not words:
         return []
     name, args = os.path.basename(words[0]), words[1:]
+    if name in SHELLS:
+        script = _shell_script(args)
+        return [] if script is None else written_files(script, cwd, removals=removals)
+    if removals:
+        return _written(name, args, cwd) + _removed(name, args)
+    return _written(name, args, cwd)
+
+
+def _meridian_writes(args: list[str]) -> list[str]:
+    """The harness files a ``meridian`` command line edits (its default paths: a project
+    that moved its rules file still has its config under ``.meridian/``)."""
+    base = ""
+    while len(args) >= 2 and args[0] == "-C":
+        base = os.path.join(base, args[1])
+        args = args[2:]
+    words = [a for a in args if not a.startswith("-")]
+    if words[:2] in (["rules", "retire"], ["rules", "activate"]):
+        written = [".meridian/rules.yaml"]
+    elif words[:1] == ["init"] and "--list-templates" not in args:
+        written = [".meridian/config.yaml"] + ([".claude/settings.json"] if "--claude" in args
+                                               else [])
+    else:
+        return []
+    return [os.path.join(base, path) for path in written]
+
+
+def _written(name: str, args: list[str], cwd: Path) -> list[str]:
+    """The files command ``name`` writes (shells are read by the caller)."""
+    if name == "meridian":
+        return _meridian_writes(args)
+    if name.startswith("python") and args[:2] == ["-m", "meridian"]:
+        return _meridian_writes(args[2:])
     if name == "tee":
         return _operands(args)
     if name == "touch":
@@ -262,9 +326,6 @@ def _command_targets(words: list[str], cwd: Path) -> list[str]:
         return _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
-    if name in SHELLS:
-        script = _shell_script(args)
-        return [] if script is None else written_files(script, cwd)
     return []
 
 
@@ -281,9 +342,10 @@ def _changed_dir(here: str | None, args: list[str]) -> str | None:
     return target if os.path.isabs(target) else os.path.normpath(os.path.join(here, target))
 
 
-def written_files(command: str, cwd: Path) -> list[str]:
+def written_files(command: str, cwd: Path, *, removals: bool = False) -> list[str]:
     """The files ``command`` writes, as written in it (relative ones relative to ``cwd``,
-    prefixed by the directories a ``cd`` in the command moved to)."""
+    prefixed by the directories a ``cd`` in the command moved to); with ``removals``,
+    also the files it deletes or moves away."""
     try:
         commands = _simple_commands(command)
     except ValueError:  # unbalanced quotes: the shell would refuse it too
@@ -303,7 +365,7 @@ def written_files(command: str, cwd: Path) -> list[str]:
         name = command_words[0] if command_words else ""
         targets = redirected
         if name not in CHANGE_DIR and name != "popd":
-            targets = targets + _command_targets(words, cwd / (here or "."))
+            targets = targets + _command_targets(words, cwd / (here or "."), removals=removals)
         for path in targets:
             if not _knowable(path):
                 continue

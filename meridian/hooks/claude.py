@@ -10,7 +10,14 @@ decides through JSON with exit 0:
   its acceptance criteria, the open issues of its last verdict, the relevant semantic
   patterns and recent corrections; an episodic memory records the session.
 - PreToolUse (Write, Edit, MultiEdit, NotebookEdit, and Bash commands whose written
-  files can be told): ``permissionDecision: "deny"`` for a file of a locked gate.
+  files can be told): ``permissionDecision: "deny"`` for a file of a locked gate, and
+  for any change to the harness itself (rule mechanism ``claude:protect_harness``):
+  everything under ``.meridian/`` (config, gates, rules, features, schemas), the
+  config's gate graph and rules file wherever it puts them, Claude Code's
+  ``.claude/settings.json`` / ``settings.local.json`` (which run these hooks), and
+  ``.git/hooks`` and ``.git/meridian`` (the git hooks and their caches). Those files
+  are human-owned; Bash deletions and moves count too. This check reads no gate graph,
+  so it denies even when the configuration is broken.
 - Stop / SubagentStop: ``{"decision": "block", "reason": ...}`` while the gate in
   progress has a failed verdict whose issues still stand, or changed artifacts that
   were never submitted. ``stop_hook_active`` chains are capped per session
@@ -38,6 +45,11 @@ from meridian.hooks.project import ProjectFacts, load_facts, record_block
 SOURCE = "claude"
 LOCKED_RULE = "hook:locked_gate_artifacts"
 STOP_RULE = "claude:stop_on_failed_verdict"
+HARNESS_RULE = "claude:protect_harness"
+# Meridian's configuration, and what git runs on a commit and Meridian's hooks cache
+HARNESS_DIRS = (".meridian", ".git/hooks", ".git/meridian")
+# Claude Code's project settings: they run these hooks (and could switch them all off).
+HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 MAX_ISSUES = 10
@@ -70,17 +82,23 @@ def _warn(message: str) -> Reply:
 
 
 @dataclass
-class Context:
+class Located:
+    """Where the hook runs: enough to read the payload's paths, nothing of the config."""
+
     payload: dict[str, Any]
     repo: gitio.Repository
     root: Path
     cwd: Path
-    facts: ProjectFacts
 
     @property
     def session(self) -> str:
         value = self.payload.get("session_id")
         return value if isinstance(value, str) and value else "unknown"
+
+
+@dataclass
+class Context(Located):
+    facts: ProjectFacts
 
 
 def handle(event: str, payload_text: str) -> Reply:
@@ -92,9 +110,16 @@ def handle(event: str, payload_text: str) -> Reply:
     if not isinstance(payload, dict):
         return _warn(f"ignoring a Claude Code {event} payload that is not a JSON object")
     try:
-        context = _open(payload)
-        if context is None:
+        located = _locate(payload)
+        if located is None:
             return ALLOW  # not a git repository with a work tree: nothing to enforce
+        if event == "PreToolUse":
+            # Before the config is read: a broken config must not open the harness up.
+            refused = protect_harness(located)
+            if refused is not None:
+                return refused
+        context = Context(payload=located.payload, repo=located.repo, root=located.root,
+                          cwd=located.cwd, facts=load_facts(located.repo, located.root))
         if event == "SessionStart":
             return session_start(context)
         if event == "PreToolUse":
@@ -123,7 +148,7 @@ def _log_traceback(exc: BaseException) -> str:
     return str(path)
 
 
-def _open(payload: dict[str, Any]) -> Context | None:
+def _locate(payload: dict[str, Any]) -> Located | None:
     raw_cwd = payload.get("cwd")
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and Path(raw_cwd).is_dir() else Path.cwd()
     try:
@@ -133,21 +158,22 @@ def _open(payload: dict[str, Any]) -> Context | None:
     root = gitio.workdir(repo)
     if root is None:
         return None
-    return Context(payload=payload, repo=repo, root=root, cwd=cwd,
-                   facts=load_facts(repo, root))
+    return Located(payload=payload, repo=repo, root=root, cwd=cwd)
 
 
 def _has_state(context: Context) -> bool:
     return gitio.ref_target(context.repo, f"refs/heads/{context.facts.branch}") is not None
 
 
-def _block(context: Context, reason: str, *, gate: str | None, files: list[str] | None,
-           event: str, extra: dict[str, Any] | None = None) -> None:
+def _block(context: Located, branch: str | None, reason: str, *, gate: str | None,
+           files: list[str] | None, event: str, extra: dict[str, Any] | None = None) -> None:
     """Record a block; a record that cannot be written never turns the decision around
     (an error here would otherwise end as a non-blocking error: the write allowed)."""
     try:
-        record_block(context.repo, context.facts.branch, source=SOURCE, reason=reason,
-                     gate=gate, files=files,
+        if branch is None:
+            raise MeridianError("the configuration cannot be read, so it names no state branch")
+        record_block(context.repo, branch, source=SOURCE, reason=reason, gate=gate,
+                     files=files,
                      extra={"event": event, "session": context.session, **(extra or {})})
     except MeridianError as exc:
         # stdout carries the decision and stderr must stay empty with it: log the problem
@@ -188,7 +214,8 @@ def session_start(context: Context) -> Reply:
 # --- PreToolUse ---------------------------------------------------------------------------
 
 
-def _targets(context: Context) -> list[str]:
+def _targets(context: Located, *, removals: bool = False) -> list[str]:
+    """The files the tool call writes (and, with ``removals``, deletes or moves away)."""
     tool = context.payload.get("tool_name")
     tool_input = context.payload.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -201,20 +228,83 @@ def _targets(context: Context) -> list[str]:
         if isinstance(command, str):
             from meridian.hooks.bash_writes import written_files
 
-            return written_files(command, context.cwd)
+            return written_files(command, context.cwd, removals=removals)
     return []
 
 
-def _repo_relative(context: Context, target: str) -> str | None:
+def _in_repo(context: Located, target: str) -> str | None:
+    """``target`` relative to the work tree ('/'-separated, "." for the root itself),
+    None when it lies outside."""
     path = Path(target)
     if not path.is_absolute():
         path = context.cwd / path
     try:
-        relative = path.resolve().relative_to(context.root.resolve())
+        return path.resolve().relative_to(context.root.resolve()).as_posix()
     except ValueError:
-        return None  # outside the repository: no gate owns it
-    text = relative.as_posix()
-    return None if text.startswith(".git/") or text == "." else text
+        return None
+
+
+def _repo_relative(context: Located, target: str) -> str | None:
+    text = _in_repo(context, target)
+    # outside the repository, the root itself or git's own files: no gate owns it
+    return None if text is None or text.startswith(".git/") or text == "." else text
+
+
+def is_harness_path(relative: str, harness_files: tuple[str, ...] = HARNESS_FILES) -> bool:
+    """Whether changing ``relative`` (repository-relative, "." the root) changes the
+    harness: a path in one of ``HARNESS_DIRS``, one of ``harness_files``, or a directory
+    holding either (``rm -r .claude``)."""
+    if relative == "." or any(relative.startswith(f"{d}/") for d in HARNESS_DIRS):
+        return True
+    return any(relative == path or path.startswith(f"{relative}/")
+               for path in (*HARNESS_DIRS, *harness_files))
+
+
+def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ...]]:
+    """(protection on, state branch, the config's own harness files) as far as the
+    configuration can be read. Nothing that fails to load switches the protection off:
+    only a readable rules file that retires the rule does."""
+    try:
+        facts = load_facts(context.repo, context.root)
+    except MeridianError:
+        pass
+    else:
+        return facts.is_active(HARNESS_RULE), facts.branch, facts.files
+    # The gate graph or the config is broken: the rules file may still be readable.
+    from meridian.hooks.precommit import project_branch
+    from meridian.rules import disabled_mechanisms
+
+    try:
+        active = HARNESS_RULE not in disabled_mechanisms(context.root)
+    except MeridianError:
+        active = True
+    return active, project_branch(context.root), ()
+
+
+def protect_harness(context: Located) -> Reply | None:
+    """Deny a change to Meridian's own configuration or Claude Code's settings; None when
+    the tool call changes neither (or the rule is retired)."""
+    changed = [rel for target in _targets(context, removals=True)
+               if (rel := _in_repo(context, target)) is not None]
+    if not changed:
+        return None
+    active, branch, config_files = _harness_settings(context)
+    # The config may keep its gate graph or rules file outside .meridian/: harness too.
+    harness = HARNESS_FILES + config_files
+    files = [rel for rel in dict.fromkeys(changed) if is_harness_path(rel, harness)]
+    if not files or not active:
+        return None
+    tool = str(context.payload.get("tool_name"))
+    reason = (f"Meridian: {', '.join(files)} {'is' if len(files) == 1 else 'are'} part of "
+              "the harness that checks your work (Meridian's configuration, gates and rules, "
+              "its git hooks, and the Claude Code settings that run these hooks). These files "
+              "are human-owned: do not change them, by this tool or any other route. If a "
+              "change is needed, ask the user to make it.")
+    _block(context, branch, reason, gate=None, files=files, event="PreToolUse",
+           extra={"tool": tool, "rule": HARNESS_RULE})
+    return Reply(stdout={"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": reason}})
 
 
 def pre_tool_use(context: Context) -> Reply:
@@ -243,7 +333,8 @@ def pre_tool_use(context: Context) -> Reply:
               f"have not passed: {unmet_text}. Do not write it now, nor by another route; "
               f"{need_step(*unmet[0])}.")
     tool = str(context.payload.get("tool_name"))
-    _block(context, reason, gate=gate, files=files, event="PreToolUse", extra={"tool": tool})
+    _block(context, context.facts.branch, reason, gate=gate, files=files, event="PreToolUse",
+           extra={"tool": tool})
     return Reply(stdout={"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": reason}})
@@ -285,10 +376,11 @@ def stop(context: Context, event: str) -> Reply:
         counter.unlink(missing_ok=True)
         released = (f"stop allowed after {blocks} block(s) (hooks.claude_stop_retry_cap = {cap}) "
                     f"although gate {work.gate} is unfinished: {work.summary}")
-        _block(context, released, gate=work.gate, files=work.files or None, event=event,
+        _block(context, context.facts.branch, released, gate=work.gate,
+               files=work.files or None, event=event,
                extra={"released_by_retry_cap": True, "blocks": blocks})
         return Reply(stdout={"systemMessage": f"Meridian: {released}"})
     counter.write_text(f"{blocks + 1}\n")
-    _block(context, work.summary, gate=work.gate, files=work.files or None, event=event,
-           extra={"attempt": blocks + 1})
+    _block(context, context.facts.branch, work.summary, gate=work.gate,
+           files=work.files or None, event=event, extra={"attempt": blocks + 1})
     return Reply(stdout={"decision": "block", "reason": work.instructions})

@@ -64,3 +64,35 @@ def test_commands_whose_writes_cannot_be_told(command: str, tmp_path: Path) -> N
 def test_copy_into_an_existing_directory(tmp_path: Path) -> None:
     (tmp_path / "dest").mkdir()
     assert written_files("cp a.py dest", tmp_path) == ["dest/a.py"]
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("rm -f .meridian/rules.yaml", [".meridian/rules.yaml"]),
+    ("rm -rf -- .meridian", [".meridian"]),
+    ("unlink a; rmdir b", ["a", "b"]),
+    ("mv .meridian/gates.yaml /tmp/gates.yaml", ["/tmp/gates.yaml", ".meridian/gates.yaml"]),
+    ("mv -t /tmp one two", ["/tmp/one", "/tmp/two", "one", "two"]),
+    ("git mv old.py new.py", ["new.py", "old.py"]),
+    ("git rm -q --cached c.yaml", ["c.yaml"]),
+    ("cd .meridian && rm config.yaml", [".meridian/config.yaml"]),
+    ("bash -c 'shred -u key'", ["key"]),
+])
+def test_removals_count_when_asked(command: str, expected: list[str], tmp_path: Path) -> None:
+    assert written_files(command, tmp_path, removals=True) == expected
+
+
+def test_removals_are_not_writes_by_default(tmp_path: Path) -> None:
+    # The locked-gate check asks for writes only, as it always did.
+    assert written_files("rm -f api/app.py; mv a.py b.py", tmp_path) == ["b.py"]
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("meridian rules retire no-stub-code --reason 'in the way'", [".meridian/rules.yaml"]),
+    ("/work/venv/bin/python -m meridian rules activate x", [".meridian/rules.yaml"]),
+    ("meridian -C sub rules retire x --reason y", ["sub/.meridian/rules.yaml"]),
+    ("meridian init --no-hooks --claude", [".meridian/config.yaml", ".claude/settings.json"]),
+    ("meridian rules --due; meridian init --list-templates; meridian status", []),
+])
+def test_meridian_commands_that_edit_the_harness(command: str, expected: list[str],
+                                                 tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == expected

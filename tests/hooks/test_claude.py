@@ -200,6 +200,133 @@ def test_outside_a_repository_everything_is_allowed(claude_project: Path, tmp_pa
     assert (result.code, result.out, result.err) == (0, "", "")
 
 
+# --- PreToolUse: the harness is human-owned -----------------------------------------------
+
+HARNESS_REASON = (
+    "Meridian: {files} {verb} part of the harness that checks your work (Meridian's "
+    "configuration, gates and rules, its git hooks, and the Claude Code settings that run these "
+    "hooks). These files are human-owned: do not change them, by this tool or any other route. "
+    "If a change is needed, ask the user to make it.")
+
+
+def _denied_harness(result: Proc, *files: str) -> None:
+    reason = HARNESS_REASON.format(files=", ".join(files), verb="is" if len(files) == 1 else "are")
+    assert _decision(result) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": reason}}
+
+
+@pytest.mark.parametrize(("tool", "path"), [
+    ("Write", ".meridian/gates.yaml"),
+    ("Edit", ".meridian/config.yaml"),
+    ("MultiEdit", ".meridian/rules.yaml"),
+    ("Write", ".meridian/features.yaml"),
+    ("Write", ".meridian/schemas/gates.schema.json"),
+    ("Edit", ".claude/settings.json"),
+    ("Write", ".claude/settings.local.json"),
+    ("Write", ".git/hooks/pre-commit"),
+    ("NotebookEdit", ".meridian/notes.ipynb"),
+])
+def test_the_agent_may_not_change_the_harness(claude_project: Path, tool: str, path: str) -> None:
+    before = {p: p.read_bytes() for p in (claude_project / ".meridian").rglob("*") if p.is_file()}
+    _denied_harness(claude(claude_project, "PreToolUse",
+                           _write_payload(claude_project, path, tool)), path)
+    [event] = blocked_events(claude_project, "claude")
+    assert event.data == {"source": "claude", "reason": HARNESS_REASON.format(files=path, verb="is"),
+                          "files": [path], "event": "PreToolUse", "session": "sess-1",
+                          "tool": tool, "rule": "claude:protect_harness"}
+    after = {p: p.read_bytes() for p in (claude_project / ".meridian").rglob("*") if p.is_file()}
+    assert after == before
+
+
+@pytest.mark.parametrize(("command", "files"), [
+    ("sed -i 's/threshold: 7.0/threshold: 1.0/' .meridian/config.yaml", [".meridian/config.yaml"]),
+    ("echo '  allow_non_interactive: true' >> .meridian/config.yaml", [".meridian/config.yaml"]),
+    ("cd .meridian && cat > rules.yaml <<'EOF'\nversion: 1\nrules: []\nEOF",
+     [".meridian/rules.yaml"]),
+    ("rm -f .meridian/gates.yaml", [".meridian/gates.yaml"]),
+    ("mv .meridian/gates.yaml /tmp/gates.yaml", [".meridian/gates.yaml"]),
+    ("rm -rf .claude && git status", [".claude"]),
+    ("meridian rules retire no-stub-code --reason 'in the way'", [".meridian/rules.yaml"]),
+    ("bash -c 'cp evil.sh .git/hooks/pre-commit'", [".git/hooks/pre-commit"]),
+    ("touch .meridian/a .claude/settings.json", [".meridian/a", ".claude/settings.json"]),
+])
+def test_bash_changes_to_the_harness_are_denied(claude_project: Path, command: str,
+                                                files: list[str]) -> None:
+    _denied_harness(claude(claude_project, "PreToolUse",
+                           {"tool_name": "Bash", "tool_input": {"command": command}}), *files)
+
+
+@pytest.mark.parametrize("command", [
+    "cat .meridian/config.yaml", "meridian status", "meridian rules --due",
+    "git diff -- .meridian", "ls .claude", "echo x > .claude/commands/review.md",
+])
+def test_reading_the_harness_and_writing_elsewhere_is_allowed(claude_project: Path,
+                                                              command: str) -> None:
+    result = claude(claude_project, "PreToolUse",
+                    {"tool_name": "Bash", "tool_input": {"command": command}})
+    assert (result.code, result.out, result.err) == (0, "", "")
+    result = claude(claude_project, "PreToolUse", _write_payload(claude_project, "NOTES.md"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_the_harness_stays_protected_when_the_gate_graph_is_broken(claude_project: Path) -> None:
+    (claude_project / ".meridian" / "gates.yaml").write_text("gates: [\n")
+    # An ordinary write cannot be judged against a broken graph (a non-blocking error)...
+    result = claude(claude_project, "PreToolUse", _write_payload(claude_project, "api/app.py"))
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith("meridian: PreToolUse hook could not decide: ")
+    # ...but the graph itself, and the rest of the harness, stay the human's.
+    _denied_harness(claude(claude_project, "PreToolUse",
+                           _write_payload(claude_project, ".meridian/gates.yaml")),
+                    ".meridian/gates.yaml")
+    [event] = blocked_events(claude_project, "claude")
+    assert event.data["rule"] == "claude:protect_harness"
+
+
+def test_the_harness_stays_protected_when_the_config_is_broken(claude_project: Path) -> None:
+    config = claude_project / ".meridian" / "config.yaml"
+    text = config.read_text()
+    config.write_text("evaluator: {kind: nobody}\n")
+    _denied_harness(claude(claude_project, "PreToolUse",
+                           _write_payload(claude_project, ".meridian/config.yaml", "Edit")),
+                    ".meridian/config.yaml")
+    # No readable config names the state branch, so the block is logged, not recorded.
+    config.write_text(text)
+    assert blocked_events(claude_project, "claude") == []
+    log = (claude_project / ".git" / "meridian" / "error.log").read_text()
+    assert log == ("meridian hook claude PreToolUse: block not recorded: the configuration "
+                   "cannot be read, so it names no state branch\n")
+
+
+def test_a_gate_graph_kept_outside_meridian_is_harness_too(claude_project: Path) -> None:
+    config = claude_project / ".meridian" / "config.yaml"
+    config.write_text(config.read_text().replace("  gates: .meridian/gates.yaml",
+                                                 "  gates: plan/gates.yaml"))
+    (claude_project / "plan").mkdir()
+    (claude_project / ".meridian" / "gates.yaml").rename(claude_project / "plan" / "gates.yaml")
+    _denied_harness(claude(claude_project, "PreToolUse",
+                           _write_payload(claude_project, "plan/gates.yaml")), "plan/gates.yaml")
+    result = claude(claude_project, "PreToolUse", _write_payload(claude_project, "plan/notes.md"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_a_human_can_retire_the_protection(claude_project: Path,
+                                           cli: Callable[..., Proc]) -> None:
+    assert cli("rules", "retire", "harness-is-human-owned", "--reason",
+               "the agent maintains the gate graph in this prototype").code == 0
+    result = claude(claude_project, "PreToolUse",
+                    _write_payload(claude_project, ".meridian/gates.yaml"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+    # With the gate graph broken the rule is read from the rules file alone: still retired,
+    # so no deny; the broken graph itself is the usual non-blocking error (the write goes on).
+    (claude_project / ".meridian" / "gates.yaml").write_text("gates: [\n")
+    result = claude(claude_project, "PreToolUse",
+                    _write_payload(claude_project, ".meridian/gates.yaml"))
+    assert (result.code, result.out) == (1, "")
+    assert result.err.startswith("meridian: PreToolUse hook could not decide: ")
+
+
 # --- SessionStart -------------------------------------------------------------------------
 
 
