@@ -99,12 +99,11 @@ def _first_command(argv: Sequence[str]) -> str | None:
 def _log_internal_error(exc: BaseException) -> str:
     """Write the traceback under .git/meridian/ (or a temp dir) and return the path."""
     text = "".join(traceback.format_exception(exc))
-    log_dir = None
     try:
         from meridian import gitio
 
-        log_dir = gitio.meridian_dir(gitio.open_repo("."))
-    except Exception:
+        log_dir = str(gitio.meridian_dir(gitio.open_repo(".")))
+    except Exception:  # noqa: BLE001 - no repository (or a broken one): log to a temp dir
         import tempfile
 
         log_dir = os.path.join(tempfile.gettempdir(), "meridian")

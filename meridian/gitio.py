@@ -135,7 +135,7 @@ def write_blob(repo: Repository, data: bytes) -> Oid:
 
 
 def read_blob(repo: Repository, oid: Oid) -> bytes:
-    return repo[oid].data  # type: ignore[no-any-return, union-attr]
+    return repo[oid].data  # type: ignore[no-any-return, union-attr, attr-defined]
 
 
 def commit_tree(repo: Repository, commit_oid: Oid) -> pygit2.Tree:
@@ -162,7 +162,7 @@ def tree_names(repo: Repository, tree: pygit2.Tree | None, path: str) -> list[tu
 
 def blob_data(obj: pygit2.Object | None) -> bytes | None:
     """The bytes of a blob already looked up (no second object-store lookup)."""
-    return obj.data if isinstance(obj, pygit2.Blob) else None
+    return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
 
 
 def blob_size(obj: pygit2.Object | None) -> int:
@@ -270,6 +270,7 @@ def parse_trailers(message: str) -> dict[str, str]:
 
 def commit_info(repo: Repository, oid: Oid) -> CommitInfo:
     commit = repo[oid]
+    assert isinstance(commit, pygit2.Commit), f"{oid} is not a commit"
     return CommitInfo(
         oid=commit.id,
         parents=tuple(commit.parent_ids),
@@ -298,17 +299,24 @@ def is_ancestor(repo: Repository, ancestor: Oid, descendant: Oid) -> bool:
 
 
 def changed_paths(
-    repo: Repository, old: pygit2.Tree | None, new: pygit2.Tree
+    repo: Repository, old: pygit2.Object | None, new: pygit2.Object | None
 ) -> Iterator[tuple[str, Oid | None, Oid | None]]:
-    """(path, old blob or None, new blob or None) for every file that differs."""
-    yield from _diff_trees(repo, old, new, "")
+    """(path, old blob or None, new blob or None) for every file that differs.
+
+    ``old``/``new`` are trees (anything else counts as an empty tree).
+    """
+    yield from _diff_trees(repo, _as_tree(old), _as_tree(new), "")
+
+
+def _as_tree(obj: pygit2.Object | None) -> pygit2.Tree | None:
+    return obj if isinstance(obj, pygit2.Tree) else None
 
 
 def _diff_trees(
     repo: Repository, old: pygit2.Tree | None, new: pygit2.Tree | None, prefix: str
 ) -> Iterator[tuple[str, Oid | None, Oid | None]]:
-    old_entries = {e.name: e for e in old} if old is not None else {}
-    new_entries = {e.name: e for e in new} if new is not None else {}
+    old_entries = {str(e.name): e for e in old} if old is not None else {}
+    new_entries = {str(e.name): e for e in new} if new is not None else {}
     for name in sorted(set(old_entries) | set(new_entries)):
         o, n = old_entries.get(name), new_entries.get(name)
         if o is not None and n is not None and o.id == n.id:
@@ -319,8 +327,8 @@ def _diff_trees(
         if o_tree or n_tree:
             yield from _diff_trees(
                 repo,
-                repo[o.id] if o_tree else None,  # type: ignore[union-attr]
-                repo[n.id] if n_tree else None,  # type: ignore[union-attr]
+                _as_tree(repo[o.id]) if o is not None and o_tree else None,
+                _as_tree(repo[n.id]) if n is not None and n_tree else None,
                 path + "/",
             )
             if o is not None and not o_tree:
@@ -333,7 +341,7 @@ def _diff_trees(
 
 def iter_files(repo: Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, Oid]]:
     for entry in tree:
-        path = prefix + entry.name
+        path = prefix + str(entry.name)
         if entry.type_str == "tree":
             yield from iter_files(repo, repo[entry.id], path + "/")  # type: ignore[arg-type]
         else:

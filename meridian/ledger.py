@@ -18,7 +18,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,7 +138,7 @@ class Ledger:
     def shards(self, stream: str, at: gitio.Oid | None = None) -> list[str]:
         """Paths of a stream's shards, oldest first."""
         tree = self.tree(at)
-        out = []
+        out: list[str] = []
         for month, is_dir in gitio.tree_names(self.repo, tree, stream):
             if not is_dir:
                 continue

@@ -73,7 +73,7 @@ def now_ts() -> str:
 
 
 def parse_ts(ts: str) -> datetime:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    return datetime.fromisoformat(ts)
 
 
 def record_id(kind: str, ts: str, writer: str, data: dict[str, Any]) -> str:

@@ -24,7 +24,6 @@ from meridian.errors import MeridianError
 from meridian.ledger import Ledger
 
 
-
 @dataclass(frozen=True)
 class Problem:
     commit: str
@@ -259,10 +258,11 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
         if ids_commit != parent:
             ids_at = {}
 
-        def known_ids(stream: str, parent: gitio.Oid | None = parent) -> set[str]:
-            if stream not in ids_at:
-                ids_at[stream] = set() if parent is None else ledger.ids(stream, at=parent)
-            return ids_at[stream]
+        def known_ids(stream: str, parent: gitio.Oid | None = parent,
+                      cache: dict[str, set[str]] = ids_at) -> set[str]:
+            if stream not in cache:
+                cache[stream] = set() if parent is None else ledger.ids(stream, at=parent)
+            return cache[stream]
 
         new_tree = gitio.commit_tree(repo, info.oid)
         old_tree = gitio.commit_tree(repo, parent) if parent is not None else None

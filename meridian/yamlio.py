@@ -94,7 +94,9 @@ class _Builder:
                     merged = {**value, **merged}
                 continue
             key = self.scalar(key_node, loc)
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
+            if isinstance(key, (bool, float)) or key is None:
+                key = str(key_node.value)  # `on:`, `null:`, `1.5:` keep the text written
+            elif not isinstance(key, (str, int)):
                 raise ConfigError(f"{self.path}:{line}: {dotted(loc) or 'key'}: "
                                   "keys must be plain strings or numbers")
             if key in result:

@@ -36,3 +36,8 @@ def test_merge_keys_and_shared_anchors() -> None:
     located = yamlio.parse("base: &b {x: 1, y: 1}\nc:\n  <<: *b\n  y: 2\nd: [*b, *b]\n", "f.yaml")
     assert located.data["c"] == {"x": 1, "y": 2}
     assert located.data["d"] == [{"x": 1, "y": 1}, {"x": 1, "y": 1}]
+
+
+def test_keys_yaml_would_read_as_bools_or_floats_keep_their_text() -> None:
+    assert yamlio.parse("on:\n  push: 1\n1.5: x\nnull: y\n", "f.yaml").data == {
+        "on": {"push": 1}, "1.5": "x", "null": "y"}

@@ -23,7 +23,7 @@ def parse_since(value: str) -> str:
     from meridian.errors import MeridianError
 
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         raise MeridianError(f"--since: expected a date like 2026-11-30 or an ISO 8601 time, "
                             f"got {value!r}") from None
