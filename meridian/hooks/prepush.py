@@ -7,7 +7,7 @@ as are deletions. For anything else the push is refused when:
 
 - the state branch is not intact or stored memory is corrupt (every memory line is
   re-checked: pushing would spread it);
-- a passed gate has gone stale, its artifacts changed since the verdict
+- a passed gate has gone stale (its artifacts or its definition changed since the verdict)
   (``hooks.block_stale_on_push`` in ``.meridian/config.yaml``, on by default);
 - a suite with a pinned baseline has a latest run that regresses against it
   (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``).
@@ -97,7 +97,7 @@ def _stale(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list
         return []
     from meridian.gates.graph import load_graph
     from meridian.gates.snapshot import load_snapshot
-    from meridian.gates.state import derive_states
+    from meridian.gates.state import derive_states, stale_reason
     from meridian.ledger import Ledger
 
     snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
@@ -111,8 +111,7 @@ def _stale(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list
             continue
         changed = status.changed_files or []
         refusals.append(Refusal(
-            reason=(f"gate {status.gate} passed, but its artifacts changed since the verdict"
-                    + (f" ({len(changed)} file(s))" if changed else "")),
+            reason=f"gate {status.gate} passed, but is stale: {stale_reason(status)}",
             next_step=(f"have the change judged: meridian gate submit {status.gate} "
                        "(or set hooks.block_stale_on_push: false in .meridian/config.yaml)"),
             gate=status.gate, files=changed, details=report.listed(changed)))

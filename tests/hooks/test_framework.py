@@ -108,7 +108,7 @@ def test_the_framework_runs_meridian_on_a_real_push(framework: Path, tmp_path: P
     refused = run_git(framework, "push", "-q", "origin", "main")
     assert refused.code == 1
     output = refused.out + refused.err
-    assert "gate schema passed, but its artifacts changed since the verdict" in output
+    assert "gate schema passed, but is stale: artifacts changed since the verdict" in output
     assert git(bare, "rev-parse", "main").strip() != head(framework)
 
 
@@ -179,6 +179,6 @@ def test_the_manifest_route_on_a_real_commit_and_push(project: Path, tmp_path: P
     assert run_git(project, "commit", "-q", "-a", "-m", "schema: unit").code == 0
     pushed = run_git(project, "push", "-q", "origin", "main")
     assert pushed.code == 1
-    assert "gate schema passed, but its artifacts changed since the verdict" in \
+    assert "gate schema passed, but is stale: artifacts changed since the verdict" in \
         pushed.out + pushed.err
     assert git(bare, "rev-parse", "main").strip() != head(project)

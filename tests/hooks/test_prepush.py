@@ -119,7 +119,7 @@ def test_a_stale_gate_refuses_the_push_when_the_config_asks(hooked: Path, remote
     assert result.code == 1
     assert result.err.splitlines()[:4] == [
         "meridian pre-push: push to origin refused (1 problem)",
-        "- gate schema passed, but its artifacts changed since the verdict (1 file(s))",
+        "- gate schema passed, but is stale: artifacts changed since the verdict (schema/shapes.py)",
         "    schema/shapes.py",
         ("  next: have the change judged: meridian gate submit schema (or set "
         "hooks.block_stale_on_push: false in .meridian/config.yaml)"),
