@@ -160,6 +160,16 @@ def tree_names(repo: Repository, tree: pygit2.Tree | None, path: str) -> list[tu
     return sorted((entry.name, entry.type_str == "tree") for entry in node)  # type: ignore[misc]
 
 
+def decode_text(data: bytes) -> str | None:
+    """File content as text, or None for binary content (a NUL byte, or not UTF-8)."""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def blob_data(obj: pygit2.Object | None) -> bytes | None:
     """The bytes of a blob already looked up (no second object-store lookup)."""
     return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None

@@ -54,22 +54,12 @@ def _content(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _text(data: bytes) -> str | None:
-    """Decoded text, or None for binary content (a NUL byte or undecodable)."""
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[str]]:
     """Bundle entries for ``files`` and notes on what was shortened or left out."""
     out: list[ArtifactFile] = []
     notes: list[str] = []
     for path, data in files.items():
-        text = _text(data)
+        text = gitio.decode_text(data)
         if text is None:
             out.append(ArtifactFile(path=path, content="", truncated=True))
             notes.append(f"{path}: binary file ({len(data)} bytes), content not included")
@@ -98,8 +88,8 @@ def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequen
         old, new = before.get(path), current.get(path)
         if old == new:
             continue
-        old_text = "" if old is None else _text(old)
-        new_text = "" if new is None else _text(new)
+        old_text = "" if old is None else gitio.decode_text(old)
+        new_text = "" if new is None else gitio.decode_text(new)
         if old_text is None or new_text is None:
             chunks.append(f"Binary file {path} changed\n")
             continue

@@ -98,15 +98,6 @@ def need_step(gate: str, state: str) -> str:
     return step.get(state, f"pass {gate} first (meridian status)")
 
 
-def _decoded(data: bytes) -> str | None:
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                         owners: dict[str, list[str]],
                         staged: dict[str, gitio.Oid | None]) -> list[Refusal]:
@@ -116,7 +107,7 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
             oid = staged.get(path)
             if oid is None or path in texts:
                 continue
-            text = _decoded(gitio.read_blob(repo, oid))
+            text = gitio.decode_text(gitio.read_blob(repo, oid))
             if text is not None:
                 texts[path] = text
     if not texts:
