@@ -23,6 +23,11 @@ files, deleting or moving one aside is as much a change as rewriting it):
     rmdir / shred
     mv / git mv       the sources
     git rm            every operand
+    chmod / chown /   the files (a hook made non-executable no longer runs)
+    chgrp
+    git checkout --,  the paths they overwrite
+    git restore
+    git config        .git/config when it sets core.hooksPath (git then runs other hooks)
 
 Commands are split on ; && || | & and newlines; heredoc bodies are skipped; leading
 ``VAR=value`` and ``sudo``/``env``/``command``/``nohup``/``time`` are looked through.
@@ -31,7 +36,10 @@ subshell it ran in, ``( ... )``, closes: ``cd api && echo x > app.py`` writes
 ``api/app.py``. A target holding ``$``, a backquote or a glob cannot be known before
 the shell expands it and is left out, as are relative targets after a ``cd`` whose
 directory cannot be told, and anything that fails to tokenize: a command Meridian
-cannot read is allowed, not guessed at.
+cannot read is allowed, not guessed at. A caller that must not allow what it cannot read
+(the harness protection) passes ``unresolved``: it receives those targets as written,
+and the whole command text when an interpreter runs inline code (``python -c``,
+``python - <<EOF``, ``node -e``), whose writes cannot be told at all.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 CHANGE_DIR = frozenset({"cd", "pushd"})
 NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+INTERPRETER = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)$")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 
@@ -267,17 +276,70 @@ def _removed(name: str, args: list[str]) -> list[str]:
         return _move_sources(args[1:])
     if name == "git" and args[:1] == ["rm"]:
         return _operands(args[1:])
+    if name == "git" and args[:1] == ["config"] and any(
+            a.lower().startswith("core.hookspath") for a in args[1:]):
+        return [".git/config"]
+    if name == "git" and args[:1] in (["checkout"], ["restore"]):
+        return _restored(args[0], args[1:])
+    if name in ("chmod", "chown", "chgrp"):
+        return _mode_targets(args)
     return []
 
 
-def _command_targets(words: list[str], cwd: Path, *, removals: bool = False) -> list[str]:
+def _restored(verb: str, args: list[str]) -> list[str]:
+    """The paths ``git checkout [TREE] -- PATHS`` / ``git restore PATHS`` overwrite
+    (``git checkout BRANCH`` names no paths: nothing is told)."""
+    if "--" in args:
+        return args[args.index("--") + 1:]
+    if verb == "checkout":
+        return []
+    return _operands(args, frozenset({"-s", "--source"}))
+
+
+# chmod's symbolic modes can look like options ("chmod -x FILE")
+SYMBOLIC_MODE = re.compile(r"^[-+=][rwxXstugo]+$")
+
+
+def _mode_targets(args: list[str]) -> list[str]:
+    """The files of ``chmod/chown/chgrp [OPTIONS] MODE|OWNER FILE...`` (no MODE with
+    ``--reference``)."""
+    referenced = any(a.startswith("--reference") for a in args)
+    operands: list[str] = []
+    options_done = False
+    for arg in args:
+        if not options_done and arg == "--":
+            options_done = True
+        elif not options_done and arg.startswith("-") and not SYMBOLIC_MODE.match(arg):
+            continue
+        else:
+            operands.append(arg)
+    return operands if referenced else operands[1:]
+
+
+def _inline_code(name: str, args: list[str]) -> bool:
+    """Whether interpreter ``name`` runs code given in the command (``-c``/``-e``, or a
+    script on standard input: ``-`` or no script file, as with a heredoc)."""
+    if not INTERPRETER.match(name):
+        return False
+    for arg in args:
+        if arg == "-" or (arg.startswith("-") and not arg.startswith("--")
+                          and any(flag in arg[1:] for flag in "ceE")):
+            return True
+        if not arg.startswith("-"):
+            return False  # a script file (or "-m module") decides what is written
+    return True
+
+
+def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
+                     unresolved: list[str] | None = None) -> list[str]:
     words = _strip_prefix(words)
     if not words:
         return []
     name, args = os.path.basename(words[0]), words[1:]
     if name in SHELLS:
         script = _shell_script(args)
-        return [] if script is None else written_files(script, cwd, removals=removals)
+        return [] if script is None else written_files(script, cwd, removals=removals,
+                                                       unresolved=unresolved)
     if removals:
         return _written(name, args, cwd) + _removed(name, args)
     return _written(name, args, cwd)
@@ -342,13 +404,17 @@ def _changed_dir(here: str | None, args: list[str]) -> str | None:
     return target if os.path.isabs(target) else os.path.normpath(os.path.join(here, target))
 
 
-def written_files(command: str, cwd: Path, *, removals: bool = False) -> list[str]:
+def written_files(command: str, cwd: Path, *, removals: bool = False,
+                  unresolved: list[str] | None = None) -> list[str]:
     """The files ``command`` writes, as written in it (relative ones relative to ``cwd``,
     prefixed by the directories a ``cd`` in the command moved to); with ``removals``,
-    also the files it deletes or moves away."""
+    also the files it deletes or moves away. ``unresolved`` collects what may write
+    but cannot be told (see the module docstring)."""
     try:
         commands = _simple_commands(command)
     except ValueError:  # unbalanced quotes: the shell would refuse it too
+        if unresolved is not None:
+            unresolved.append(command)
         return []
     found: list[str] = []
     here: str | None = "."  # where the next command runs, relative to cwd; None: unknown
@@ -365,12 +431,20 @@ def written_files(command: str, cwd: Path, *, removals: bool = False) -> list[st
         name = command_words[0] if command_words else ""
         targets = redirected
         if name not in CHANGE_DIR and name != "popd":
-            targets = targets + _command_targets(words, cwd / (here or "."), removals=removals)
+            targets = targets + _command_targets(words, cwd / (here or "."), removals=removals,
+                                                 unresolved=unresolved)
+        if unresolved is not None and _inline_code(os.path.basename(name), command_words[1:]):
+            unresolved.append(command)
         for path in targets:
             if not _knowable(path):
+                if unresolved is not None and path and path not in NOT_FILES:
+                    # "$(pwd)/x" reaches here as "$" (the substitution tokenizes apart)
+                    unresolved.append(command if path == "$" else path)
                 continue
             if not os.path.isabs(path):
                 if here is None:
+                    if unresolved is not None:
+                        unresolved.append(path)
                     continue
                 path = os.path.normpath(os.path.join(here, path)) if here != "." else path
             if path not in found:

@@ -32,6 +32,7 @@ event with ``source: "claude"``.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import re
 from dataclasses import dataclass
@@ -49,7 +50,15 @@ HARNESS_RULE = "claude:protect_harness"
 # Meridian's configuration, and what git runs on a commit and Meridian's hooks cache
 HARNESS_DIRS = (".meridian", ".git/hooks", ".git/meridian")
 # Claude Code's project settings: they run these hooks (and could switch them all off).
-HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json",
+                 # core.hooksPath set here makes git run other hooks than Meridian's
+                 ".git/config")
+# Where a Bash target or inline script cannot be resolved before it runs
+# ("$PWD/.meridian/x", ".meridian/*.yaml", "python - <<EOF ... .meridian/gates.yaml"),
+# naming a harness location in it counts as changing that location.
+HARNESS_MENTION = re.compile(
+    r"\.meridian\b|\.git/(?:hooks|meridian|config)\b|\.claude/settings|core\.hookspath",
+    re.IGNORECASE)
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 MAX_ISSUES = 10
@@ -214,8 +223,10 @@ def session_start(context: Context) -> Reply:
 # --- PreToolUse ---------------------------------------------------------------------------
 
 
-def _targets(context: Located, *, removals: bool = False) -> list[str]:
-    """The files the tool call writes (and, with ``removals``, deletes or moves away)."""
+def _targets(context: Located, *, removals: bool = False,
+             unresolved: list[str] | None = None) -> list[str]:
+    """The files the tool call writes (and, with ``removals``, deletes or moves away);
+    ``unresolved`` collects Bash targets and inline scripts that cannot be told."""
     tool = context.payload.get("tool_name")
     tool_input = context.payload.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -228,7 +239,8 @@ def _targets(context: Located, *, removals: bool = False) -> list[str]:
         if isinstance(command, str):
             from meridian.hooks.bash_writes import written_files
 
-            return written_files(command, context.cwd, removals=removals)
+            return written_files(command, context.cwd, removals=removals,
+                                 unresolved=unresolved)
     return []
 
 
@@ -284,14 +296,23 @@ def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ..
 def protect_harness(context: Located) -> Reply | None:
     """Deny a change to Meridian's own configuration or Claude Code's settings; None when
     the tool call changes neither (or the rule is retired)."""
-    changed = [rel for target in _targets(context, removals=True)
+    unresolved: list[str] = []
+    changed = [rel for target in _targets(context, removals=True, unresolved=unresolved)
                if (rel := _in_repo(context, target)) is not None]
-    if not changed:
+    mentioned = [found.group(0) for text in unresolved
+                 if (found := HARNESS_MENTION.search(text))]
+    # A glob target ("echo x > .merid*/gates.yaml") is changed wherever it matches now.
+    changed += [rel for text in unresolved if not HARNESS_MENTION.search(text)
+                and "$" not in text and "`" not in text and "\n" not in text
+                for match in glob.glob(text, root_dir=context.cwd)
+                if (rel := _in_repo(context, match)) is not None]
+    if not changed and not mentioned:
         return None
     active, branch, config_files = _harness_settings(context)
     # The config may keep its gate graph or rules file outside .meridian/: harness too.
     harness = HARNESS_FILES + config_files
     files = [rel for rel in dict.fromkeys(changed) if is_harness_path(rel, harness)]
+    files += [name for name in dict.fromkeys(mentioned) if name not in files]
     if not files or not active:
         return None
     tool = str(context.payload.get("tool_name"))

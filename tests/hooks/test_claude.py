@@ -250,6 +250,17 @@ def test_the_agent_may_not_change_the_harness(claude_project: Path, tool: str, p
     ("meridian rules retire no-stub-code --reason 'in the way'", [".meridian/rules.yaml"]),
     ("bash -c 'cp evil.sh .git/hooks/pre-commit'", [".git/hooks/pre-commit"]),
     ("touch .meridian/a .claude/settings.json", [".meridian/a", ".claude/settings.json"]),
+    # targets the shell expands, and inline scripts, are judged by the harness they name
+    ("echo x > $(pwd)/.meridian/gates.yaml", [".meridian"]),
+    ('echo x > "$PWD/.meridian/gates.yaml"', [".meridian"]),
+    ("echo x > .merid*/gates.yaml", [".meridian/gates.yaml"]),
+    ("python - <<'EOF'\nopen('.meridian/gates.yaml', 'w').write('')\nEOF", [".meridian"]),
+    ("python3 -c \"open('.git/hooks/pre-commit', 'w')\"", [".git/hooks"]),
+    # a hook made non-executable, or git pointed at other hooks, no longer runs
+    ("chmod -x .git/hooks/pre-commit", [".git/hooks/pre-commit"]),
+    ("git config core.hooksPath /dev/null", [".git/config"]),
+    ("git checkout HEAD~1 -- .meridian/gates.yaml", [".meridian/gates.yaml"]),
+    ("git restore --source=HEAD~1 .meridian", [".meridian"]),
 ])
 def test_bash_changes_to_the_harness_are_denied(claude_project: Path, command: str,
                                                 files: list[str]) -> None:
@@ -260,6 +271,8 @@ def test_bash_changes_to_the_harness_are_denied(claude_project: Path, command: s
 @pytest.mark.parametrize("command", [
     "cat .meridian/config.yaml", "meridian status", "meridian rules --due",
     "git diff -- .meridian", "ls .claude", "echo x > .claude/commands/review.md",
+    "python -c 'print(1)' > out.txt", "echo x > \"$PWD/notes.md\"", "git config user.name x",
+    "chmod +x scripts/run.sh", "git checkout -b feature",
 ])
 def test_reading_the_harness_and_writing_elsewhere_is_allowed(claude_project: Path,
                                                               command: str) -> None:
