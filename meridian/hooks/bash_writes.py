@@ -455,3 +455,60 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         elif name == "popd":
             here = None
     return found
+
+
+# Options of `git commit` that take a value, so the word after them is not an option
+# (`git commit -m "-n"` does not skip the hooks).
+_COMMIT_VALUE_OPTIONS = frozenset({"-m", "-F", "-C", "-c", "-t", "--author", "--date",
+                                   "--message", "--file", "--template", "--fixup", "--squash",
+                                   "--reuse-message", "--reedit-message", "--cleanup"})
+# Subcommands whose hooks `--no-verify` skips. Only `commit` also reads `-n` that way:
+# `git push -n` is a dry run and `git merge -n` hides the diffstat.
+_VERIFYING = frozenset({"commit", "push", "merge", "am", "cherry-pick", "rebase", "revert"})
+
+
+def hook_bypasses(command: str) -> list[str]:
+    """The git invocations in ``command`` that would skip Meridian's git hooks.
+
+    ``git commit --no-verify`` (or ``-n``), ``git push --no-verify``, and
+    ``git -c core.hooksPath=...`` are returned as written; everything else is not.
+    """
+    found: list[str] = []
+    for words in _simple_commands(command):
+        words = _strip_prefix(_split_redirections(words)[0])
+        if not words or os.path.basename(words[0]) != "git":
+            continue
+        index = 1
+        bypass = False
+        while index < len(words) and words[index].startswith("-"):
+            option = words[index]
+            value = words[index + 1] if index + 1 < len(words) else ""
+            if option == "-c" and value.lower().startswith("core.hookspath"):
+                bypass = True
+            if option.lower().startswith("--config-env") and "core.hookspath" in option.lower():
+                bypass = True
+            index += 2 if option in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
+        sub = words[index] if index < len(words) else ""
+        args = words[index + 1:]
+        if sub in _VERIFYING and "--no-verify" in args:
+            bypass = True
+        if sub == "commit":
+            skip = False
+            for arg in args:
+                if skip:
+                    skip = False
+                    continue
+                if arg in _COMMIT_VALUE_OPTIONS:
+                    skip = True
+                    continue
+                if arg.startswith("-") and not arg.startswith("--"):
+                    letters = arg[1:]
+                    # in a cluster like -anm, letters after a value-taking one are its value
+                    for letter in letters:
+                        if letter == "n":
+                            bypass = True
+                        if letter in "mFCct":
+                            break
+        if bypass:
+            found.append(" ".join(words))
+    return found

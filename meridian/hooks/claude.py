@@ -293,9 +293,34 @@ def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ..
     return active, project_branch(context.root), ()
 
 
+def _hook_bypasses(context: Located) -> list[str]:
+    tool_input = context.payload.get("tool_input")
+    if context.payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
+        return []
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return []
+    from meridian.hooks.bash_writes import hook_bypasses
+
+    return hook_bypasses(command)
+
+
 def protect_harness(context: Located) -> Reply | None:
-    """Deny a change to Meridian's own configuration or Claude Code's settings; None when
-    the tool call changes neither (or the rule is retired)."""
+    """Deny a change to Meridian's own configuration or Claude Code's settings, or a git
+    command that skips the hooks; None when the tool call does neither (or the rule is
+    retired)."""
+    bypasses = _hook_bypasses(context)
+    if bypasses:
+        active, branch, _ = _harness_settings(context)
+        if active:
+            reason = (f"Meridian: `{bypasses[0]}` would skip the git hooks that check your work. "
+                      "Run it without --no-verify / -n / core.hooksPath, and fix what the hook "
+                      "reports; if a hook is wrong, ask the user.")
+            _block(context, branch, reason, gate=None, files=[], event="PreToolUse",
+                   extra={"tool": "Bash", "rule": HARNESS_RULE, "command": bypasses[0]})
+            return Reply(stdout={"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": reason}})
     unresolved: list[str] = []
     changed = [rel for target in _targets(context, removals=True, unresolved=unresolved)
                if (rel := _in_repo(context, target)) is not None]

@@ -483,3 +483,32 @@ def test_a_block_that_cannot_be_recorded_still_denies(claude_project: Path,
     log = (claude_project / ".git" / "meridian" / "error.log").read_text()
     assert log == ("meridian hook claude PreToolUse: block not recorded: state branch locked "
                    "by another writer\n")
+
+
+@pytest.mark.parametrize("command", [
+    "git commit --no-verify -m 'done'",
+    "git add -A && git commit -nm 'done'",
+    "git commit -a -n -m x",
+    "git push --no-verify origin main",
+    "git -c core.hooksPath=/dev/null commit -m x",
+])
+def test_skipping_the_git_hooks_is_denied(claude_project: Path, command: str) -> None:
+    result = claude(claude_project, "PreToolUse",
+                    {"tool_name": "Bash", "tool_input": {"command": command}})
+    assert (result.code, result.err) == (0, "")
+    decision = json.loads(result.out)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "would skip the git hooks that check your work" in decision["permissionDecisionReason"]
+    [event] = blocked_events(claude_project, "claude")
+    assert event.data["rule"] == "claude:protect_harness" and event.data["command"].startswith("git")
+
+
+@pytest.mark.parametrize("command", [
+    "git commit -m 'fix -n handling'", "git commit -m \"-n\"", "git push -n origin main",
+    "git merge -n feature", "git commit -am 'wip'",
+])
+def test_ordinary_git_commands_are_not_mistaken_for_a_bypass(claude_project: Path,
+                                                             command: str) -> None:
+    result = claude(claude_project, "PreToolUse",
+                    {"tool_name": "Bash", "tool_input": {"command": command}})
+    assert (result.code, result.out, result.err) == (0, "", "")
