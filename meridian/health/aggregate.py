@@ -387,13 +387,10 @@ class _EventView:
         return value if isinstance(value, str) else None
 
 
-def gate_states(scan: EventScan, root: Path | None, notes: list[str]) -> dict[str, str]:
-    """Each gate's state, as ``meridian status`` derives it minus the stale check.
-
-    Stale needs the work tree (the artifacts' current hash); this report is computed
-    from the state branch alone, so a stale gate shows as passed here.
-    """
-    from meridian.gates.state import fold_events
+def gate_states(scan: EventScan, root: Path | None, notes: list[str],
+                ledger: Ledger | None = None) -> dict[str, str]:
+    """Each gate's state, exactly as ``meridian status`` derives it (stale included)."""
+    from meridian.gates.state import derive_states, fold_events
 
     folds = fold_events(cast(Any, _EventView(*event)) for event in scan.gate_events)
     states: dict[str, str] = {}
@@ -406,16 +403,13 @@ def gate_states(scan: EventScan, root: Path | None, notes: list[str]) -> dict[st
                 graph = load_graph(root)
         except MeridianError as exc:
             notes.append(f"gates: states from events only: {exc}")
-    if graph is not None:
-        for spec in graph.ordered():
-            fold = folds.get(spec.id)
-            phase = fold.phase if fold is not None else "open"
-            if fold is not None and phase == "passed" and spec.approval is not None \
-                    and fold.approved_verdict != fold.verdict:
-                phase = "submitted"  # passed its verdict, awaiting a human's approval
-            elif phase == "open" and any(states.get(need) != "passed" for need in spec.needs):
-                phase = "locked"
-            states[spec.id] = phase
+    if graph is not None and ledger is not None:
+        try:
+            statuses = derive_states(ledger, graph, folds=folds, check_stale=True)
+        except MeridianError as exc:
+            notes.append(f"gates: stale check skipped: {exc}")
+            statuses = derive_states(ledger, graph, folds=folds, check_stale=False)
+        states = {gate: status.state for gate, status in statuses.items()}
     for gate, fold in folds.items():
         # With a graph, events of a gate it no longer lists are history, not a state.
         states.setdefault(gate, "removed" if graph is not None else fold.phase)
@@ -690,7 +684,7 @@ def _build_report(ledger: Ledger, root: Path | None, today: date | None) -> Heal
                      f"{ledger.branch}:{scan.corrupt[0]}); run `meridian verify`")
     costs = _Costs()
     gates, verdicts, gaps, tallies = fold_gates(scan, costs)
-    states = gate_states(scan, root, notes)
+    states = gate_states(scan, root, notes, ledger)
     for row in gates.gates:
         row.state = states.get(row.gate, row.state)
     known = {row.gate for row in gates.gates}

@@ -140,11 +140,17 @@ def test_graph_gives_locked_open_and_awaiting_approval(crafted: Crafted) -> None
         "  - {id: readme}\n")
     report = build_report(crafted.ledger, crafted.root, today=TODAY)
     states = {row.gate: row.state for row in report.gates.gates}
-    # api passed its verdict but nobody approved it; deploy waits on ui; readme is free
-    assert states == {"db": "passed", "api": "submitted", "ui": "failed", "docs": "in_progress",
+    # api passed its verdict but nobody approved it; deploy waits on ui; readme is free;
+    # db's crafted verdict read artifacts that are not the work tree's: stale, as status says
+    assert states == {"db": "stale", "api": "submitted", "ui": "failed", "docs": "in_progress",
                       "deploy": "locked", "readme": "open"}
     assert report.gates.by_state == {"failed": 1, "in_progress": 1, "locked": 1, "open": 1,
-                                     "passed": 1, "submitted": 1}
+                                     "stale": 1, "submitted": 1}
+    from meridian.gates.graph import load_graph
+    from meridian.gates.state import derive_states
+
+    status = derive_states(crafted.ledger, load_graph(crafted.root))
+    assert {gate: s.state for gate, s in status.items()} == states
 
 
 def test_corrupt_event_lines_are_skipped_and_noted(crafted: Crafted) -> None:
