@@ -269,3 +269,13 @@ def test_a_real_pytest_report(tmp_path: Path, family: str) -> None:
                                           "edge_cases: no tests listed",
                                           "failure_modes: no tests listed"]
     assert report.features[4].missing[0] == "happy_path: tests/test_a.py::test_fail: failed"
+
+
+def test_a_project_without_features_yaml_is_told_where_to_start(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "r.xml").write_text("<testsuites/>")
+    assert main(["features", "--junit", "r.xml", "--no-record"]) == 2
+    assert capsys.readouterr().err == (
+        "meridian: .meridian/features.yaml: file not found; list your features and the tests "
+        "that prove them there (an example with comments: .meridian-template/features.yaml in "
+        "Meridian's repository)\n")
