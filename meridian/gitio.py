@@ -7,6 +7,7 @@ its append/read/walk/merge operations; nothing else touches objects or refs.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,10 +98,21 @@ def current_branch(repo: Repository) -> str | None:
 
 
 # How git and libgit2 say "another writer got there first" (retry) as opposed to a
-# real failure (a file where a directory should be, a bad name, a full disk).
-CAS_MARKERS = ("but expected", "already exists", "Unable to create", "File exists",
-               "current tip is not the first parent", "failed to lock", "modified",
+# real failure (a file where a directory should be, a bad name, a full disk, no
+# permission: git's "Unable to create '<lock>': Permission denied").
+CAS_MARKERS = ("but expected", "already exists", "File exists",
+               "current tip is not the first parent", "failed to lock",
                "old reference value does not match")
+
+
+def is_conflict(message: str) -> bool:
+    """Whether a git/libgit2 error says the ref moved or is locked by another writer.
+
+    Quoted paths are left out of the match, so a repository living under a directory
+    such as ``already exists/`` cannot turn every real failure into a retry loop.
+    """
+    unquoted = re.sub(r"'[^'\n]*'", "''", message)
+    return any(marker in unquoted for marker in CAS_MARKERS)
 
 
 def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -> None:
@@ -113,7 +125,7 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
     proc = git(["update-ref", refname, str(oid), old], cwd=repo.path, check=False)
     if proc.returncode != 0:
         message = proc.stderr.strip()
-        if any(marker in message for marker in CAS_MARKERS):
+        if is_conflict(message):
             raise LedgerConflict(message or f"{refname} moved")
         raise MeridianError(f"cannot update {refname}: "
                             f"{message.splitlines()[-1] if message else proc.returncode}")
@@ -233,7 +245,7 @@ def create_commit(
     try:
         return repo.create_commit(refname, sig, sig, message, tree, list(parents))
     except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
-        if isinstance(exc, pygit2.AlreadyExistsError) or any(m in str(exc) for m in CAS_MARKERS):
+        if isinstance(exc, pygit2.AlreadyExistsError) or is_conflict(str(exc)):
             raise LedgerConflict(str(exc)) from None
         raise MeridianError(f"cannot write {refname}: {exc}") from None
 

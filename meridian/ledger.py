@@ -247,7 +247,10 @@ class Ledger:
         """A writer killed while holding the ref lock leaves it behind: expire it.
 
         The lock is first renamed to a name of our own, then deleted only if it is still
-        the stale file we looked at; a fresh lock taken meanwhile is put back.
+        the stale file we looked at (same inode *and* modification time: a freed inode
+        number is often reused at once by the next writer's fresh lock). A fresh lock
+        taken meanwhile is put back with a hard link, which, unlike a rename, never
+        replaces a lock yet another writer created in between.
         """
         lock = gitio.ref_lock_path(self.repo, self.refname)
         try:
@@ -261,12 +264,13 @@ class Ledger:
             os.rename(lock, grabbed)
         except FileNotFoundError:
             return
-        if grabbed.stat().st_ino == seen.st_ino:
-            grabbed.unlink()
-        elif not lock.exists():
-            os.rename(grabbed, lock)
-        else:
-            grabbed.unlink()
+        now = grabbed.stat()
+        if (now.st_ino, now.st_mtime_ns) != (seen.st_ino, seen.st_mtime_ns):
+            try:
+                os.link(grabbed, lock)
+            except FileExistsError:
+                pass  # a newer lock holds the ref now; the one we took is void either way
+        grabbed.unlink()
 
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo

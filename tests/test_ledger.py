@@ -113,6 +113,58 @@ def test_a_fresh_lock_is_waited_for_not_stolen(repo: Path, monkeypatch: pytest.M
     assert lock.exists()
 
 
+def test_a_lock_replaced_by_a_fresh_one_while_expiring_is_kept(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another process expires the stale lock and a live writer takes a fresh one (often
+    # with the freed inode number) between our stat and our rename: it must survive.
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    lock = repo / ".git" / "refs" / "heads" / "meridian" / "state.lock"
+    lock.write_text("stale\n")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    real_rename = os.rename
+
+    def racing_rename(src: os.PathLike[str], dst: os.PathLike[str]) -> None:
+        if Path(src) == lock:
+            lock.unlink()
+            lock.write_text("live\n")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(ledger_module.os, "rename", racing_rename)
+    ledger._clear_stale_lock()
+    assert lock.read_text() == "live\n"
+    assert sorted(p.name for p in lock.parent.iterdir()) == ["state", "state.lock"]
+    monkeypatch.setattr(ledger_module.os, "rename", real_rename)
+    lock.unlink()
+    ledger._clear_stale_lock()  # nothing to expire: no error
+
+
+@pytest.mark.parametrize("message", [
+    "fatal: Unable to create '/home/u/modified/.git/refs/heads/meridian/state.lock': "
+    "Permission denied",
+    "failed to create locked file '/srv/already exists/.git/refs/heads/x.lock': No space left",
+])
+def test_a_real_ref_error_is_not_retried_as_a_conflict(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+    from meridian import gitio
+    from meridian.errors import MeridianError
+
+    assert not gitio.is_conflict(message)
+    assert gitio.is_conflict("fatal: Unable to create '/home/u/modified/x.lock': File exists.")
+    assert gitio.is_conflict("fatal: cannot lock ref 'refs/heads/x': is at 1 but expected 2")
+
+    def failing_git(args: list[str], cwd: object, **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(["git", *args], 128, "", message + "\n")
+
+    monkeypatch.setattr(gitio, "git", failing_git)
+    monkeypatch.setattr(ledger_module, "RETRY_DEADLINE_SECONDS", 30.0)
+    started = time.monotonic()
+    with pytest.raises(MeridianError, match="cannot update refs/heads/meridian/state: "):
+        Ledger.open(repo).emit("test.append", {"n": 0})
+    assert time.monotonic() - started < 10, "a real error must not be retried until the deadline"
+
+
 @pytest.mark.parametrize(("branch", "message"), [
     ("main", "state branch 'main' is the branch checked out here"),
     ("a..b", "state branch 'a..b' is not a valid git branch name"),
