@@ -70,12 +70,35 @@ def _record_id(line: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _id_and_kind(line: bytes) -> tuple[str | None, str]:
+def _id_kind_ts(line: bytes) -> tuple[str | None, str, str]:
     try:
         raw = json.loads(line)
-        return str(raw["id"]), str(raw.get("kind", ""))
+        return str(raw["id"]), str(raw.get("kind", "")), str(raw.get("ts", ""))
     except (ValueError, KeyError, TypeError, AttributeError):
-        return None, ""
+        return None, "", ""
+
+
+# (stream, None) -> ids of the whole stream; (stream, month) -> ids stored under that month.
+KnownIds = Callable[[str, "str | None"], set[str]]
+
+
+def ids_under(ledger: Ledger, stream: str, month: str | None, at: gitio.Oid) -> set[str]:
+    """Ids stored in ``stream`` (only its ``month`` directory when given) at ``at``."""
+    if month is None:
+        return ledger.ids(stream, at=at)
+    tree = ledger.tree(at)
+    out: set[str] = set()
+    for name, is_dir in gitio.tree_names(ledger.repo, tree, f"{stream}/{month}"):
+        if is_dir or not name.endswith(".jsonl"):
+            continue
+        data = gitio.blob_data(gitio.tree_entry(ledger.repo, tree, f"{stream}/{month}/{name}"))
+        for line in (data or b"").splitlines():
+            # Lines the ledger wrote start with the id; parse only the others.
+            rid = line[7:39].decode() if line[:7] == b'{"id":"' and line[39:41] == b'",' \
+                else _record_id(line)
+            if rid:
+                out.add(rid)
+    return out
 
 
 def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterator[Problem]:
@@ -91,7 +114,7 @@ def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterat
 
 
 def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
-                  new: gitio.Oid | None, known_ids: Callable[[str], set[str]]) -> Iterator[Problem]:
+                  new: gitio.Oid | None, known_ids: KnownIds) -> Iterator[Problem]:
     repo = ledger.repo
     if not path.endswith(".jsonl"):
         if old is not None and new is None:
@@ -117,15 +140,21 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
     first_line = old_data.count(b"\n") + 1
     appended = new_data[len(old_data):]
     yield from _check_lines(commit, path, appended, first_line)
-    # Only content-addressed records can repeat an id (the same memory written twice);
-    # a second copy would let its writer and time be forged, so it is refused. Other
-    # ids hash their time and writer: checking them would cost the whole stream.
-    stream = path.rsplit("/", 2)[0]
+    # A second copy of a record is refused. A content-addressed one (the same memory
+    # written twice) would let its writer and time be forged, so the whole stream is
+    # checked. Any other id hashes its time, and a record is stored under the month of
+    # its time, so a replayed copy (a gate passed twice, a cost counted twice) can only
+    # be in that month's shards: checking them costs one month, not the stream.
+    stream, month = (path.rsplit("/", 2) + ["", ""])[:2]
     for offset, line in enumerate(appended.splitlines()):
-        rid, kind = _id_and_kind(line)
-        if rid is None or not kind.startswith(records.CONTENT_ADDRESSED_PREFIXES):
+        rid, kind, ts = _id_kind_ts(line)
+        if rid is None:
             continue
-        ids = known_ids(stream)
+        if ts[:7] != month:
+            yield Problem(commit, path, first_line + offset, rid,
+                          f"stored under {month or 'no month'} but its time {ts} is not in it")
+        addressed = kind.startswith(records.CONTENT_ADDRESSED_PREFIXES)
+        ids = known_ids(stream, None if addressed else month)
         if rid in ids:
             yield Problem(commit, path, first_line + offset, rid,
                           "duplicates a record already in the stream")
@@ -238,7 +267,7 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
         hide.append(cached_oid)
         report.incremental = True
     # Ids already in each stream, carried along the walk (read once per stream, lazily).
-    ids_at: dict[str, set[str]] = {}
+    ids_at: dict[tuple[str, str | None], set[str]] = {}
     ids_commit: gitio.Oid | None = None
     boundary = gitio.shallow_boundary(repo)
     for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
@@ -258,11 +287,12 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
         if ids_commit != parent:
             ids_at = {}
 
-        def known_ids(stream: str, parent: gitio.Oid | None = parent,
-                      cache: dict[str, set[str]] = ids_at) -> set[str]:
-            if stream not in cache:
-                cache[stream] = set() if parent is None else ledger.ids(stream, at=parent)
-            return cache[stream]
+        def known_ids(stream: str, month: str | None, parent: gitio.Oid | None = parent,
+                      cache: dict[tuple[str, str | None], set[str]] = ids_at) -> set[str]:
+            key = (stream, month)
+            if key not in cache:
+                cache[key] = set() if parent is None else ids_under(ledger, stream, month, parent)
+            return cache[key]
 
         new_tree = gitio.commit_tree(repo, info.oid)
         old_tree = gitio.commit_tree(repo, parent) if parent is not None else None

@@ -212,3 +212,43 @@ def test_verify_imports_only_the_models_of_the_kinds_it_meets(repo: Path) -> Non
                          text=True, check=True).stdout
     assert "meridian.gates.events" in out
     assert "meridian.evals.store" not in out and "meridian.memory.schemas" not in out
+
+
+def test_a_replayed_event_is_tampering_even_in_a_new_shard(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A verbatim copy of an event (a gate passed twice, a cost counted twice) is valid
+    # on its own: only its id gives it away, in the same shard or a later one.
+    _populated(repo, 2)
+    checkout = tmp_path / "replay"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = next(checkout.glob("events/*/0000.jsonl"))
+    first = shard.read_text().splitlines()[0]
+    shard.write_text(shard.read_text() + first + "\n")
+    git(checkout, "commit", "-q", "-am", "replay in the same shard")
+    (shard.parent / "0001.jsonl").write_text(first + "\n")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "replay in a new shard")
+    rid = json.loads(first)["id"]
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"0000.jsonl:{len(shard.read_text().splitlines())}: record {rid} duplicates a record already in the stream" in out
+    assert f"0001.jsonl:1: record {rid} duplicates a record already in the stream" in out
+
+
+def test_a_record_filed_under_another_month_is_refused(
+        repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Readers and the duplicate check find a record by the month of its time.
+    ledger = _populated(repo, 0)
+    record = ledger.record("test.append", {"n": 1}, ts="2020-01-02T03:04:05.000006Z")
+    checkout = tmp_path / "misfile"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = checkout / "events" / "2021-05" / "0000.jsonl"
+    shard.parent.mkdir(parents=True)
+    shard.write_text(record.line() + "\n")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "misfile")
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    assert (f"events/2021-05/0000.jsonl:1: record {record.id} stored under 2021-05 but its "
+            "time 2020-01-02T03:04:05.000006Z is not in it") in capsys.readouterr().out
