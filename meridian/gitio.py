@@ -19,6 +19,7 @@ from meridian.errors import LedgerConflict, MeridianError, NotARepository
 
 Repository = pygit2.Repository
 Oid = pygit2.Oid
+GitError = pygit2.GitError
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
@@ -553,8 +554,16 @@ def push_branch(repo: Repository, remote: str, branch: str, *, expected_remote: 
     refspecs = [f"refs/heads/{branch}:refs/heads/{branch}"]
     if tag_prefix:
         refspecs += [f"+{name}:{name}" for name in list_refs(repo, f"refs/tags/{tag_prefix}")]
-    proc = git(["push", "--quiet", "--no-verify", "--porcelain", f"--force-with-lease={lease}",
-                remote, *refspecs], cwd=repo.path, check=False)
+    # --atomic: a refused branch must not leave the force-pushed tags on the remote
+    # pointing at commits its branch does not hold.
+    args = ["push", "--quiet", "--no-verify", "--porcelain", f"--force-with-lease={lease}"]
+    proc = git([*args, "--atomic", remote, *refspecs], cwd=repo.path, check=False)
+    if proc.returncode != 0 and "does not support --atomic" in proc.stderr:
+        # An old server: push the branch first, and the tags only once it is there.
+        proc = git([*args, remote, refspecs[0]], cwd=repo.path, check=False)
+        if proc.returncode == 0 and refspecs[1:]:
+            proc = git(["push", "--quiet", "--no-verify", "--porcelain", remote, *refspecs[1:]],
+                       cwd=repo.path, check=False)
     if proc.returncode == 0:
         return
     text = proc.stdout + proc.stderr

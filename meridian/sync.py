@@ -54,7 +54,12 @@ def reconcile_baselines(ledger: Ledger) -> int:
     moved = 0
     for name, (_, commit) in sorted(latest.items()):
         if str(current.get(name)) != commit:
-            ledger.pin_tag(BASELINE_TAG_PREFIX + name, gitio.Oid(hex=commit))
+            try:
+                ledger.pin_tag(BASELINE_TAG_PREFIX + name, gitio.Oid(hex=commit))
+            except (ValueError, KeyError, gitio.GitError, MeridianError):
+                # Not a commit of this branch (a hand-written or foreign event): the tag
+                # stays where it is rather than every sync failing on it for good.
+                continue
             moved += 1
     return moved
 

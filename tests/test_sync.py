@@ -230,3 +230,34 @@ def test_verify_refuses_to_vouch_for_a_shallow_state_branch(
     assert "history incomplete: this is a shallow clone" in capsys.readouterr().out
     sync(shallow, monkeypatch)  # fetches the state branch in full
     assert main(["verify", "--full"]) == 0
+
+
+def test_a_refused_branch_push_leaves_the_remote_tags_alone(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from meridian import gitio
+
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    sync(a, monkeypatch)
+    b = clone(remote, tmp_path / "b", monkeypatch)
+    Ledger.open(b).emit("test.append", {"clone": "b"})
+    sync(b, monkeypatch)  # the remote moved; a has not fetched it
+    stale = Ledger.open(a).tip()
+    _pin(a, "main", 1)
+    ledger = Ledger.open(a)
+    with pytest.raises(gitio.PushRejected):
+        gitio.push_branch(ledger.repo, "origin", ledger.branch, expected_remote=stale,
+                          tag_prefix="meridian/baseline/")
+    assert "meridian/baseline/main" not in git(remote, "tag", "--list")
+    sync(a, monkeypatch)  # the retry merges, then branch and tag go together
+    tag = git(remote, "rev-parse", "meridian/baseline/main").strip()
+    assert git(remote, "merge-base", "--is-ancestor", tag, "meridian/state") == ""
+
+
+@pytest.mark.parametrize("commit", ["not-a-sha", "0123456789" * 4])
+def test_a_pin_event_naming_no_commit_of_the_branch_does_not_break_sync(
+        remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commit: str) -> None:
+    a = clone(remote, tmp_path / "a", monkeypatch)
+    first = _pin(a, "main", 1)
+    Ledger.open(a).emit("baseline.pinned", {"name": "main", "run_id": "x", "commit": commit})
+    sync(a, monkeypatch)
+    assert git(remote, "rev-parse", "meridian/baseline/main").strip() == first
