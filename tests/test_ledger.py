@@ -141,8 +141,8 @@ def test_a_lock_replaced_by_a_fresh_one_while_expiring_is_kept(
 
 
 @pytest.mark.parametrize("message", [
-    "fatal: Unable to create '/home/u/modified/.git/refs/heads/meridian/state.lock': "
-    "Permission denied",
+    ("fatal: Unable to create '/home/u/modified/.git/refs/heads/meridian/state.lock': "
+     "Permission denied"),
     "failed to create locked file '/srv/already exists/.git/refs/heads/x.lock': No space left",
 ])
 def test_a_real_ref_error_is_not_retried_as_a_conflict(
