@@ -47,8 +47,8 @@ def model_for(kind: str) -> type[BaseModel] | None:
         return model
     for prefix, module in MODEL_MODULES_BY_PREFIX.items():
         if kind.startswith(prefix) and module not in _imported:
+            importlib.import_module(module)  # a failure propagates: never skip validation quietly
             _imported.add(module)
-            importlib.import_module(module)
             return DATA_MODELS.get(kind)
     return None
 TS_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
