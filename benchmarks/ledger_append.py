@@ -41,9 +41,9 @@ def prefill(ledger: Ledger, count: int) -> None:
     for start in range(0, count, PREFILL_BATCH):
         write = Write(summary=f"prefill {start}")
         for n in range(start, min(count, start + PREFILL_BATCH)):
-            record = ledger.record("gate.failed", {
-                "gate": f"gate-{n % 17}", "overall": 6.5, "evaluator": "heuristic",
-                "subject": "0" * 40, "verdict": f"verdicts/gate-{n % 17}/{n:08d}.json",
+            record = ledger.record("gate.blocked", {
+                "gate": f"gate-{n % 17}", "source": "pre-commit",
+                "reason": "1 high-severity finding(s) in staged files", "files": [f"src/m{n}.py"],
             })
             write.add(EVENTS, record)
         ledger.commit(write)
