@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from meridian import gitio
 from meridian.errors import ConfigError
@@ -83,6 +83,21 @@ def project_branch(root: Path) -> str | None:
         return load_config(root).branch
     except ConfigError:
         return None
+
+
+def load_or_refuse(repo: gitio.Repository, root: Path, result: Any, *, use_cache: bool,
+                   next_step: str) -> ProjectFacts | None:
+    """The project's facts, or None with a refusal on ``result`` when the configuration is
+    invalid (``result.branch`` names where that refusal is recorded, when it can)."""
+    try:
+        facts = load_facts(repo, root, use_cache=use_cache)
+    except ConfigError as exc:
+        result.refusals.append(Refusal(reason=f"invalid Meridian configuration: {exc}",
+                                       next_step=next_step))
+        result.branch = project_branch(root)
+        return None
+    result.branch = facts.branch
+    return facts
 
 
 def need_step(gate: str, state: str) -> str:
@@ -145,15 +160,10 @@ def check(path: str = ".", *, use_cache: bool = True) -> Result:
     result = Result()
     if root is None:
         return result
-    try:
-        facts = load_facts(repo, root, use_cache=use_cache)
-    except ConfigError as exc:
-        result.refusals.append(Refusal(
-            reason=f"invalid Meridian configuration: {exc}",
-            next_step="fix that file and commit again (`meridian status` reads it the same way)"))
-        result.branch = project_branch(root)
+    facts = load_or_refuse(repo, root, result, use_cache=use_cache, next_step=(
+        "fix that file and commit again (`meridian status` reads it the same way)"))
+    if facts is None:
         return result
-    result.branch = facts.branch
     unstaged = gitio.unstaged_paths(repo, facts.files)
     if unstaged:
         # The checks read these files from the work tree. Were they allowed to differ from

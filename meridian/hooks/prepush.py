@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from meridian import gitio
-from meridian.errors import ConfigError, MeridianError
+from meridian.errors import MeridianError
 from meridian.hooks import report
-from meridian.hooks.project import ProjectFacts, ledger_problems, load_facts
+from meridian.hooks.project import ProjectFacts, ledger_problems
 from meridian.hooks.report import Refusal
 
 SOURCE = "pre-push"
@@ -160,17 +160,12 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
     result = Result()
     if root is None:
         return result
-    try:
-        facts = load_facts(repo, root, use_cache=use_cache)
-    except ConfigError as exc:
-        result.refusals.append(Refusal(
-            reason=f"invalid Meridian configuration: {exc}",
-            next_step="fix that file and push again"))
-        from meridian.hooks.precommit import project_branch
+    from meridian.hooks.precommit import load_or_refuse
 
-        result.branch = project_branch(root)
+    facts = load_or_refuse(repo, root, result, use_cache=use_cache,
+                           next_step="fix that file and push again")
+    if facts is None:
         return result
-    result.branch = facts.branch
     pushed = parse_refs(stdin)
     wanted = relevant(pushed, facts.branch)
     if pushed and not wanted:
