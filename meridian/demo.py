@@ -100,11 +100,9 @@ PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] \S+ epoch \d+: ")
 
 
 def _reference_suite() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "suites" / "reference.yaml", here / "_suites" / "reference.yaml"):
-        if candidate.is_file():
-            return candidate
-    raise MeridianError("the reference suite (suites/reference.yaml) is missing from this install")
+    from meridian.resources import resource_dir
+
+    return resource_dir("suites", "reference.yaml") / "reference.yaml"
 
 
 class Tour:

@@ -1,9 +1,7 @@
 """Project templates: gate graphs per stack, copied by ``meridian init --template NAME``.
 
-Templates live in ``.meridian-template/`` at the top of the source tree. An installed
-wheel carries the same directory as the package data ``meridian/_template`` (in the
-source tree ``meridian/_template`` is a symlink to ``../.meridian-template``, which is
-how setuptools' package discovery picks it up). Layout:
+Templates live in ``.meridian-template/`` at the top of the source tree; a wheel carries
+the same folder as ``meridian/_data/template`` (see ``meridian.resources``). Layout:
 
     gates/<name>.yaml        the gate graph, copied to .meridian/gates.yaml
     gates/<name>/...         extra files copied to the repository root (e.g. DATA_CONTRACT.md)
@@ -15,18 +13,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import meridian
 from meridian.config import load_config
 from meridian.errors import MeridianError
 
 
 def template_root() -> Path:
-    """The templates directory: the source checkout's, else the installed package data."""
-    package = Path(meridian.__file__).resolve().parent
-    for candidate in (package.parent / ".meridian-template", package / "_template"):
-        if (candidate / "gates").is_dir():
-            return candidate
-    raise MeridianError(f"no templates found next to {package} (this installation is incomplete)")
+    """The templates directory: the wheel's package data, else the source checkout's."""
+    from meridian.resources import resource_dir
+
+    return resource_dir("template", "gates")
 
 
 def list_templates() -> list[str]:

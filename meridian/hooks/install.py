@@ -1,7 +1,7 @@
 """``meridian hooks install|uninstall``: thin stubs in ``.git/hooks``, politely.
 
 - The stubs come from the top-level ``hooks/`` folder (shipped in the wheel as
-  ``meridian/hooks/_stubs``). Installing fills in the absolute path of the Python that
+  ``meridian/_data/hooks``, see ``meridian.resources``). Installing fills in the absolute path of the Python that
   runs Meridian now, so the hook works without an activated virtualenv; when that
   interpreter is gone the stub falls back to ``meridian`` on PATH.
 - Every stub carries the marker line ``# meridian-hook-stub``: a hook with it is ours
@@ -83,12 +83,10 @@ class HooksPathSet(MeridianError):
 
 
 def stub_dir() -> Path:
-    """The stub scripts: the packaged ``_stubs`` (in a checkout, a symlink to ``hooks/``)."""
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "_stubs", package.parents[1] / "hooks"):
-        if (candidate / "pre-commit").is_file():
-            return candidate
-    raise MeridianError(f"no hook stubs found next to {package} (this installation is incomplete)")
+    """The stub scripts: the wheel's ``_data/hooks``, else the checkout's ``hooks/``."""
+    from meridian.resources import resource_dir
+
+    return resource_dir("hooks", "pre-commit")
 
 
 def render_stub(hook: str, python: str | None = None) -> str:

@@ -40,7 +40,7 @@ def test_the_workflow_fetches_state_compares_comments_and_fails() -> None:
     assert 'git fetch --no-tags origin "+refs/heads/${MERIDIAN_STATE}:refs/heads/${MERIDIAN_STATE}"' \
         in scripts
     assert '"+refs/tags/meridian/*:refs/tags/meridian/*"' in scripts
-    assert "python -m pip install meridian" in scripts
+    assert "python -m pip install meridian-gates" in scripts
     assert 'meridian eval run "$SUITE" --agent "$AGENT" --offline' in scripts
     assert ('meridian eval compare latest "baseline:${BASELINE}" --format markdown \\\n'
             "  --fail-on-regression > meridian-compare.md") in scripts
