@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "set up Meridian in this repository (config, state branch, hooks)"),
     "status": ("status", "every gate in dependency order with its state"),
     "gate": ("gate", "start, submit, approve, reopen or show a gate"),
+    "owners": ("owners", "which gates own a path and what committing it would do"),
     "why": ("why", "the story of a gate: submissions, verdicts, blocks"),
     "log": ("log", "events on the state branch, newest first"),
     "memory": ("memory", "add, list, export and verify schema-validated memory"),

@@ -357,23 +357,22 @@ def pre_tool_use(context: Context) -> Reply:
     if not context.facts.gates or not context.facts.is_active(LOCKED_RULE) \
             or not _has_state(context):
         return ALLOW
-    owners: dict[str, list[str]] = {}
+    paths: list[str] = []
     for target in _targets(context):
         relative = _repo_relative(context, target)
-        if relative is None:
-            continue
-        for gate in context.facts.gates_for_path(relative):
-            owners.setdefault(gate, []).append(relative)
-    if not owners:
+        if relative is not None and context.facts.gates_for_path(relative):
+            paths.append(relative)
+    if not paths:
         return ALLOW
-    from meridian.hooks.gate_view import locked_gates
+    from meridian.hooks.gate_view import path_decisions
     from meridian.hooks.precommit import need_step
 
-    locked = locked_gates(context.repo, context.facts, list(owners))
-    if not locked:
+    # The shared-file rule (gate_view.decide_path): refused only when every owner is locked.
+    refused = [d for d in path_decisions(context.repo, context.facts, paths) if not d.allowed]
+    if not refused:
         return ALLOW
-    gate, unmet = next(iter(locked.items()))
-    files = owners[gate]
+    gate, unmet = next(iter(refused[0].unmet.items()))
+    files = [d.path for d in refused if next(iter(d.unmet)) == gate]
     unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
     reason = (f"Meridian: {', '.join(files)} belongs to gate {gate}, which is locked: its needs "
               f"have not passed: {unmet_text}. Do not write it now, nor by another route; "

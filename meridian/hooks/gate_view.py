@@ -40,6 +40,87 @@ def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], 
             for gate in candidates if statuses[gate].state == "locked"}
 
 
+# --- the shared-file rule ------------------------------------------------------------
+#
+# A path may be owned by several gates (their artifact globs overlap). A commit or a
+# write of it is refused only when EVERY gate that owns it is locked: while any owner is
+# open, in progress, submitted, failed or passed, the file is somebody's work. A passed
+# owner (its verdict bound to the file) is not a reason to refuse, but the change makes
+# it stale, and the hook says so by name.
+
+PASSED_PHASES = ("passed", "stale")  # a verdict bound to the file would go stale
+
+
+@dataclass
+class PathDecision:
+    """What committing (or writing) one path does, by the rule above."""
+
+    path: str
+    owners: list[tuple[str, str]]  # (gate, state), dependency order; [] for no gate
+    allowed: bool
+    unmet: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # refused: gate -> unmet needs
+    goes_stale: list[str] = field(default_factory=list)  # passed owners the change makes stale
+
+    @property
+    def effect(self) -> str:
+        """One line: what a commit of this path does."""
+        if not self.owners:
+            return "allowed: owned by no gate"
+        if not self.allowed:
+            names = ", ".join(self.unmet)
+            return (f"refused: every gate that owns it is locked ({names}); "
+                    + "; ".join(f"{g} needs {_unmet_text(u)}" for g, u in self.unmet.items()))
+        working = [g for g, s in self.owners if s not in ("locked", *PASSED_PHASES)]
+        text = "allowed" + (f": work of {', '.join(working)}" if working else "")
+        if self.goes_stale:
+            text += (f"; makes passed gate {', '.join(self.goes_stale)} stale until submitted "
+                     "again")
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "owners": [{"gate": g, "state": s} for g, s in self.owners],
+                "allowed": self.allowed, "goes_stale": self.goes_stale,
+                "locked": {g: [{"need": n, "state": s} for n, s in u]
+                           for g, u in self.unmet.items()},
+                "effect": self.effect}
+
+
+def _unmet_text(unmet: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{need} ({state})" for need, state in unmet)
+
+
+def decide_path(path: str, owners: list[tuple[str, str]],
+                unmet: dict[str, list[tuple[str, str]]]) -> PathDecision:
+    """The rule, on plain values: ``owners`` as (gate, state), ``unmet`` the locked ones' needs."""
+    if not owners:
+        return PathDecision(path=path, owners=[], allowed=True)
+    allowed = any(state != "locked" for _, state in owners)
+    return PathDecision(
+        path=path, owners=owners, allowed=allowed,
+        unmet={} if allowed else {g: unmet.get(g, []) for g, _ in owners},
+        goes_stale=[g for g, state in owners if state in PASSED_PHASES])
+
+
+def path_decisions(repo: gitio.Repository, facts: ProjectFacts, paths: list[str], *,
+                   use_cache: bool = True) -> list[PathDecision]:
+    """The rule for each of ``paths``, from the cached snapshot (the hooks' hot path).
+
+    Only gates that can be locked (never started, with needs) cost a state derivation;
+    a passed owner is known from its events (``passed`` here also covers a passed gate
+    that is already stale or awaits its approval).
+    """
+    owned = {path: facts.gates_for_path(path) for path in paths}
+    gates = [g.id for g in facts.gates if any(g.id in o for o in owned.values())]
+    if not gates:
+        return [PathDecision(path=p, owners=[], allowed=True) for p in paths]
+    locked = locked_gates(repo, facts, gates, use_cache=use_cache)
+    from meridian.gates.snapshot import load_snapshot
+
+    snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
+    state = {g: "locked" if g in locked else snapshot.phase(g) for g in gates}
+    return [decide_path(p, [(g, state[g]) for g in owned[p]], locked) for p in paths]
+
+
 @dataclass
 class UnfinishedWork:
     gate: str

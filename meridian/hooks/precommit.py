@@ -7,8 +7,11 @@ In order, each step only when the one before passed:
    tree, so an unstaged edit would otherwise decide what a commit may hold);
 2. the state branch is intact: every commit since the last verified one is checked,
    which re-validates every memory, gate and run record written since;
-3. staged files that belong to a **locked** gate's artifacts are refused, naming the
-   gate and the needs that have not passed (rule mechanism ``hook:locked_gate_artifacts``);
+3. staged files every owner of which is **locked** are refused, naming the gates and the
+   needs that have not passed (rule mechanism ``hook:locked_gate_artifacts``); a file
+   shared with a gate that is open, in progress or further along is that gate's work.
+   A staged file of a passed gate is a warning naming the gate it makes stale
+   (``gate_view.decide_path`` is the rule, ``meridian owners PATH`` shows it);
 4. the heuristic evaluator reads the staged content of files that belong to gates and
    a high-severity finding (a stub, a test that cannot fail) is refused with file:line
    (``hook:staged_heuristics``, and each check's own ``heuristic:<id>`` mechanism).
@@ -53,25 +56,55 @@ def _owners(facts: ProjectFacts, paths: list[str]) -> dict[str, list[str]]:
     return {g.id: owned[g.id] for g in facts.gates if g.id in owned}
 
 
-def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, owners: dict[str, list[str]],
-                     *, use_cache: bool) -> list[Refusal]:
-    from meridian.hooks.gate_view import locked_gates
+def _locked_refusals(repo: gitio.Repository, facts: ProjectFacts, paths: list[str],
+                     result: Result, *, use_cache: bool) -> list[Refusal]:
+    """Refusals for staged paths every owner of which is locked (``gate_view.decide_path``);
+    a warning on ``result`` for each passed gate the commit makes stale."""
+    from meridian.hooks.gate_view import path_decisions
 
+    decisions = path_decisions(repo, facts, paths, use_cache=use_cache)
+    refused: dict[tuple[str, ...], list[str]] = {}
+    stale: dict[str, list[str]] = {}
+    unmet: dict[str, list[tuple[str, str]]] = {}
+    for decision in decisions:
+        if not decision.allowed:
+            refused.setdefault(tuple(decision.unmet), []).append(decision.path)
+            unmet.update(decision.unmet)
+        for gate in decision.goes_stale:
+            stale.setdefault(gate, []).append(decision.path)
+    for gate, files in stale.items():
+        result.warnings.append(
+            f"{_shown(files)} belong{'s' if len(files) == 1 else ''} to gate {gate}, which "
+            f"passed: this change makes {gate} stale until it is submitted again "
+            f"(meridian gate submit {gate})")
     refusals = []
     # Before the first commit there is no HEAD for `git restore --staged` to restore from.
     unstage = "git restore --staged --" if gitio.head_commit(repo) else "git rm -q --cached --"
-    for gate, unmet in locked_gates(repo, facts, list(owners), use_cache=use_cache).items():
-        files = owners[gate]
-        unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
+    for gates, files in refused.items():
+        gate = gates[0]
+        if len(gates) == 1:
+            whose = (f"belong to gate {gate}, which is locked: its needs have not passed: "
+                     f"{_unmet_text(unmet[gate])}")
+        else:
+            whose = (f"belong to gates {', '.join(gates)}, all of them locked: "
+                     + "; ".join(f"{g} needs {_unmet_text(unmet[g])}" for g in gates))
+        first_need = unmet[gate][0] if unmet[gate] else (gate, "locked")
         refusals.append(Refusal(
-            reason=(f"{len(files)} staged file(s) belong to gate {gate}, which is locked: "
-                    f"its needs have not passed: {unmet_text}"),
-            next_step=(f"{need_step(*unmet[0])}, or leave these files out of the commit: "
+            reason=f"{len(files)} staged file(s) {whose}",
+            next_step=(f"{need_step(*first_need)}, or leave these files out of the commit: "
                        f"{unstage} {' '.join(files[:5])}"
                        + (" ..." if len(files) > 5 else "")),
             gate=gate, files=files, details=report.listed(files), mechanism=LOCKED_RULE,
         ))
     return refusals
+
+
+def _unmet_text(unmet: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{need} ({state})" for need, state in unmet)
+
+
+def _shown(files: list[str]) -> str:
+    return ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
 
 
 def project_branch(root: Path) -> str | None:
@@ -200,7 +233,8 @@ def check(path: str = ".", *, use_cache: bool = True) -> Result:
                 f"no state branch {facts.branch} here, so gate states are unknown and locked "
                 "gates were not checked; run `meridian init` (it adopts the remote's branch)")
         else:
-            result.refusals += _locked_refusals(repo, facts, owners, use_cache=use_cache)
+            result.refusals += _locked_refusals(repo, facts, sorted(staged), result,
+                                                use_cache=use_cache)
     if facts.is_active(HEURISTICS_RULE):
         result.refusals += _heuristic_refusals(repo, facts, owners, staged)
     return result

@@ -308,10 +308,14 @@ def test_a_new_state_commit_is_verified_without_the_config_models(
     Ledger.open(hooked).emit("gate.blocked", {"gate": "api", "source": "gate", "reason": "x"})
     write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 1.0\n")
     git(hooked, "add", "schema/shapes.py")
-    # Verifying the new commit validates its records (pydantic), but the config is cached:
-    # no yaml, and the ledger no longer drags meridian.config in.
-    assert _probe(hooked) == ("0 ['pydantic'] ['meridian.evaluators.scan', 'meridian.ledger', "
+    # Verifying the new commit validates its records (pydantic), but the config is cached
+    # and the ledger no longer drags meridian.config in. The new gate event is folded into
+    # the cached snapshot (the shared-file rule asks whether the file's gate passed), which
+    # imports the gate fold and its graph types once per state change, not per commit.
+    assert _probe(hooked) == ("0 ['pydantic', 'yaml'] ['meridian.evaluators.models', "
+                              "'meridian.evaluators.scan', 'meridian.ledger', "
                               "'meridian.records', 'meridian.verify']")
+    assert _probe(hooked) == "0 [] ['meridian.evaluators.scan']"  # the next commit: cached
 
 
 def test_the_ledger_default_branch_is_the_config_s() -> None:
