@@ -45,7 +45,7 @@ RUN_VERSION = 1
 _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 # Keys dropped from trajectories and steps in the portable form (wall-clock noise).
-_TIMING_KEYS = ("latency_s", "started_at")
+_TIMING_KEYS = ("latency_s", "started_at", "reported_latency_s")
 # Graders that judge wall-clock time: in the portable form their scores keep pass/fail
 # but not the measured figure (detail "0.004s of 2.000s budget", value budget/spent).
 WALL_CLOCK_GRADERS = frozenset({"latency_budget"})

@@ -8,22 +8,34 @@ that overruns its ``timeout_s`` is *stopped*: its worker (and the worker's whole
 process group, so an agent's own subprocesses too) is killed with SIGKILL and a fresh
 worker takes its place. A hung agent therefore cannot outlive its run.
 
-Failures:
-- the agent raises: an infra error for that trial, the run goes on;
-- the agent raises a transient error (``ConnectionError``, ``TimeoutError``,
-  ``TransientError`` below, an exception with ``transient = True``, or an SDK's
-  rate-limit / connection / overload error): retried with exponential backoff, up to
-  ``max_attempts`` tries, each with a full timeout;
-- a worker dies (segfault, ``os._exit``): an infra error, and the worker is replaced;
-- the agent overruns ``timeout_s`` (or raises ``TaskTimeout``, as a ``command:`` agent
-  does when it kills its program): the task FAILS, with a ``completed`` score whose
-  detail is ``timed out after Ns``. A hang is the agent's own failure, not the
-  harness's, so an agent that starts hanging shows up in ``compare`` as a regression;
-  infra errors stay for what the agent cannot help (rate limits, a grader's API).
+Failures (what counts against the agent, and what does not):
+- the agent's own failure FAILS the task and can regress: it raises, returns
+  something that is not a trajectory, (``command:``) prints invalid output or exits
+  non-zero, its worker process dies, or it overruns ``timeout_s``. The failing score
+  is ``completed`` with a detail saying which;
+- a transient error is an INFRA ERROR, never a verdict: ``InfraError`` (alias
+  ``TransientError``) raised by the agent or its adapter, ``ConnectionError``,
+  ``TimeoutError``, an exception with ``transient = True``, an SDK's rate-limit /
+  connection / overload error, a ``command:`` agent exiting 75 (EX_TEMPFAIL). It is
+  retried with exponential backoff, up to ``max_attempts`` tries, each with a full
+  timeout; one that persists is listed as an infra error;
+- a grader whose model API is down, or grading that hangs: an infra error.
+
+Latency is the harness's own wall clock around the agent call; what the agent
+reported is kept beside it (``Trajectory.reported_latency_s``).
+
+A timed-out worker is killed with its whole process tree (``proctree.kill_tree``):
+workers are child subreapers on Linux, so even a grandchild that started its own
+session is found and killed.
+
+``async def run`` agents run on one event loop in this process, at most
+``max_concurrency`` tasks at a time (independent of ``workers``); a task that
+overruns its timeout is cancelled and fails.
 
 Results are collected by (task, epoch) and emitted in suite order whatever order they
-completed in. Ctrl-C stops the workers and returns the partial run marked
-``interrupted``.
+completed in. Ctrl-C (or SIGTERM, as the CLI maps it) sets a flag the scheduling loop
+checks; the workers are killed and the partial run is returned marked
+``interrupted``. The signal never unwinds the middle of a pipe transfer.
 
 ``isolation=False`` runs tasks on threads in this process: no spawn cost (useful to
 measure an agent or debug it), but a timeout cannot be enforced there. A trial that
@@ -32,6 +44,7 @@ overran fails as timed out when it returns; one that never returns hangs the run
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import os
 import signal
@@ -63,8 +76,16 @@ WORKER_STARTUP_TIMEOUT_S = 120.0
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-class TransientError(Exception):
-    """Raise from an agent for a failure worth retrying (rate limit, dropped connection)."""
+class InfraError(Exception):
+    """Raise from an agent or adapter for a transient failure that is not the agent's
+    fault (rate limit, dropped connection): retried with backoff, then an infra error."""
+
+
+TransientError = InfraError
+
+
+class AgentFailure(Exception):
+    """The agent failed on its own (bad output, non-zero exit): the task fails."""
 
 
 class TaskTimeout(Exception):
@@ -72,7 +93,7 @@ class TaskTimeout(Exception):
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, ConnectionError | TimeoutError | TransientError):
+    if isinstance(exc, ConnectionError | TimeoutError | InfraError):
         return True
     if getattr(exc, "transient", False) is True:
         return True
@@ -88,6 +109,7 @@ class RunOptions:
     max_attempts: int = 3
     retry_backoff_s: float = 1.0  # wait before the 2nd try; doubles for each further try
     grading_timeout_s: float = 600.0  # graders may call a model API (llm_judge)
+    max_concurrency: int = 10  # async agents: tasks in flight on the event loop
 
 
 class Progress(Protocol):
@@ -124,22 +146,55 @@ def select_tasks(
 # --- the worker process -------------------------------------------------------------
 
 
+def _measured(produced: Any, elapsed: float) -> Trajectory:
+    """The agent's return value as a trajectory timed by the harness's clock."""
+    trajectory = produced if isinstance(produced, Trajectory) else Trajectory.model_validate(produced)
+    reported = trajectory.latency_s if trajectory.latency_s > 0 else None
+    return trajectory.model_copy(update={"latency_s": round(elapsed, 6),
+                                         "reported_latency_s": reported})
+
+
+def _failure_kind(exc: BaseException) -> str:
+    return "transient" if is_transient(exc) else "failed"
+
+
 def _run_agent(agent: Any, task: Task) -> tuple[str, Any, float]:
-    """("ok", trajectory, seconds) | ("transient" | "error" | "timeout", message, seconds)."""
+    """("ok", trajectory, seconds) | ("transient" | "failed" | "timeout", message, seconds).
+
+    The agent is handed ``task.for_agent()``: never the target, graders or references.
+    """
+    shown = task.for_agent()
     started = time.perf_counter()
     try:
-        produced = agent.run(task)
+        produced = agent.run(shown)
+        if inspect.isawaitable(produced):
+            produced = _await(produced)
         elapsed = time.perf_counter() - started
-        trajectory = produced if isinstance(produced, Trajectory) else Trajectory.model_validate(produced)
+        trajectory = _measured(produced, elapsed)
     except TaskTimeout as exc:
         return "timeout", describe_exception(exc), time.perf_counter() - started
     except Exception as exc:  # noqa: BLE001 - any agent failure is data, not a crash
-        kind = "transient" if is_transient(exc) else "error"
-        return kind, describe_exception(exc), time.perf_counter() - started
-    if trajectory.latency_s == 0.0:
-        # The agent did not time itself (a JSON agent, say): use the runner's clock.
-        trajectory = trajectory.model_copy(update={"latency_s": round(elapsed, 6)})
+        return _failure_kind(exc), _failure_message(exc), time.perf_counter() - started
     return "ok", trajectory, elapsed
+
+
+def _await(awaitable: Any) -> Any:
+    import asyncio
+
+    async def wrapped() -> Any:
+        return await awaitable
+
+    return asyncio.run(wrapped())
+
+
+def _failure_message(exc: BaseException) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        from meridian import yamlio
+
+        return f"agent returned something that is not a trajectory: {yamlio.first_error(exc)}"
+    return describe_exception(exc)
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -163,6 +218,9 @@ def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: i
     os.setpgrp()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
+    from meridian.evals import proctree
+
+    proctree.become_subreaper()  # an agent's orphans stay in this tree, killable
     from meridian.evals.agents import load_agent
     from meridian.evals.graders import grade_task
 
@@ -218,15 +276,53 @@ class _Pending:
 
 
 def kill_process_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid`` (a worker and any children it spawned)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)  # before setpgrp ran, the group did not exist yet
-    except ProcessLookupError:
-        pass
+    """SIGKILL a worker, its process group and every descendant (new sessions too)."""
+    from meridian.evals import proctree
+
+    proctree.kill_tree(pid)
+
+
+class _StopFlag:
+    """Set by SIGINT/SIGTERM during a run; the scheduling loops check it.
+
+    The handler only sets the flag and writes a byte to a pipe the process pool
+    waits on, so an interrupt is handled at one known point of the loop, never in
+    the middle of a pipe transfer or a worker spawn (where a KeyboardInterrupt
+    could leave a worker unaccounted for and the run hanging).
+    """
+
+    def __init__(self) -> None:
+        self.set = False
+        self.wakeup: int | None = None
+        self._write: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.set = True
+        if self._write is not None:
+            try:
+                os.write(self._write, b"!")
+            except OSError:
+                pass
+
+    def install(self) -> None:
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach the main thread only; KeyboardInterrupt still works
+        self.wakeup, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handler)
+
+    def restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+        for fd in (self.wakeup, self._write):
+            if fd is not None:
+                os.close(fd)
+        self.wakeup = self._write = None
 
 
 @dataclass
@@ -244,7 +340,9 @@ class _Collector:
 class _ProcessPool:
     """Worker processes that can each be killed and replaced on their own."""
 
-    def __init__(self, agent_spec: str, options: RunOptions, collector: _Collector) -> None:
+    def __init__(self, agent_spec: str, options: RunOptions, collector: _Collector,
+                 stop: _StopFlag | None = None) -> None:
+        self.stop = stop or _StopFlag()
         self.agent_spec = agent_spec
         self.options = options
         self.collector = collector
@@ -269,7 +367,7 @@ class _ProcessPool:
 
     def _retire(self, worker: _Worker) -> None:
         kill_process_group(worker.pid)
-        worker.process.join()
+        worker.process.join(10.0)  # SIGKILLed: bounded so shutdown can never hang
         worker.conn.close()
         self.workers.remove(worker)
 
@@ -299,6 +397,8 @@ class _ProcessPool:
 
     def _loop(self) -> None:
         while self.pending or self.delayed or any(w.job is not None for w in self.workers):
+            if self.stop.set:
+                raise KeyboardInterrupt
             while len(self.workers) < self._wanted_workers():
                 self._spawn()
             now = time.monotonic()
@@ -311,6 +411,8 @@ class _ProcessPool:
             timeout = max(0.0, min(waits) - now) if waits else None
             handles: list[Any] = [w.conn for w in self.workers]
             handles += [w.process.sentinel for w in self.workers]
+            if self.stop.wakeup is not None:
+                handles.append(self.stop.wakeup)
             wait_connections(handles, timeout)
             for worker in list(self.workers):
                 self._service(worker)
@@ -363,8 +465,11 @@ class _ProcessPool:
                 self.delayed.append(_Pending(job, attempt + 1, time.monotonic() + delay))
                 self._free(worker)
                 return
-            prefix = f"transient error persisted after {attempt} attempts: " if kind == "transient" else ""
-            self._finish(worker, _infra(job, prefix + str(payload), attempt))
+            if kind == "transient":
+                self._finish(worker, _infra(
+                    job, f"transient error persisted after {attempt} attempts: {payload}", attempt))
+            else:
+                self._finish(worker, agent_failed(job, str(payload), attempt))
         elif tag == "graded":
             graded: TaskResult = message[2]
             self._finish(worker, graded.model_copy(update={
@@ -390,8 +495,12 @@ class _ProcessPool:
                 raise MeridianError(f"agent {self.agent_spec!r}: a worker exited with code "
                                     f"{code} while loading it")
             return
-        self.collector.add(job, _infra(job, f"worker process died (exit code {code})", attempt,
-                                       worker.trajectory))
+        if worker.grading:
+            self.collector.add(job, _infra(job, f"worker died while grading (exit code {code})",
+                                           attempt, worker.trajectory))
+        else:  # the agent took its own process down (os._exit, a crash in native code)
+            self.collector.add(job, agent_failed(
+                job, f"the agent's worker process died (exit code {code})", attempt))
 
     def _overran(self, worker: _Worker) -> None:
         job, attempt = worker.job, worker.attempt
@@ -412,6 +521,15 @@ def _infra(job: Job, error: str, attempts: int, trajectory: Trajectory | None = 
                       trajectory=trajectory, error=error, attempts=attempts)
 
 
+def agent_failed(job: Job, message: str, attempts: int) -> TaskResult:
+    """A trial whose agent failed on its own: a FAILED task (it can regress), with a
+    failing ``completed`` score saying why."""
+    score = Score(name="completed", value=0.0, passed=False, detail=f"agent failed: {message}",
+                  metadata={"agent_failure": True})
+    return TaskResult(task_id=job.task.id, epoch=job.epoch, status="fail", scores=[score],
+                      error=message, attempts=attempts)
+
+
 def timed_out(job: Job, attempts: int) -> TaskResult:
     """A trial whose agent overran ``timeout_s``: a failure of the agent, not of the harness.
 
@@ -420,7 +538,8 @@ def timed_out(job: Job, attempts: int) -> TaskResult:
     the same whichever side noticed the timeout, so the run file stays deterministic.
     """
     detail = f"timed out after {job.task.effective_timeout_s():g}s"
-    score = Score(name="completed", value=0.0, passed=False, detail=detail)
+    score = Score(name="completed", value=0.0, passed=False, detail=detail,
+                  metadata={"agent_failure": True, "timed_out": True})
     return TaskResult(task_id=job.task.id, epoch=job.epoch, status="fail", scores=[score],
                       attempts=attempts)
 
@@ -429,7 +548,7 @@ def timed_out(job: Job, attempts: int) -> TaskResult:
 
 
 def _run_in_process(agent: Any, jobs: Sequence[Job], options: RunOptions,
-                    collector: _Collector) -> None:
+                    collector: _Collector, stop: _StopFlag) -> None:
     from meridian.evals.graders import grade_task
 
     def attempt_job(job: Job) -> TaskResult:
@@ -445,11 +564,15 @@ def _run_in_process(agent: Any, jobs: Sequence[Job], options: RunOptions,
                 time.sleep(options.retry_backoff_s * 2 ** (attempt - 1))
                 attempt += 1
                 continue
-            prefix = f"transient error persisted after {attempt} attempts: " if kind == "transient" else ""
-            return _infra(job, prefix + str(payload), attempt)
+            if kind == "transient":
+                return _infra(job, f"transient error persisted after {attempt} attempts: {payload}",
+                              attempt)
+            return agent_failed(job, str(payload), attempt)
 
     if options.workers <= 1:
         for job in jobs:
+            if stop.set:
+                raise KeyboardInterrupt
             collector.add(job, attempt_job(job))
         return
     executor = ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="meridian-eval")
@@ -457,11 +580,94 @@ def _run_in_process(agent: Any, jobs: Sequence[Job], options: RunOptions,
         futures: dict[Future[TaskResult], Job] = {executor.submit(attempt_job, j): j for j in jobs}
         remaining = set(futures)
         while remaining:
-            done, remaining = wait_futures(remaining, return_when=FIRST_COMPLETED)
+            if stop.set:
+                raise KeyboardInterrupt
+            done, remaining = wait_futures(remaining, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in done:
                 collector.add(futures[future], future.result())
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
+
+
+# --- async agents on one event loop --------------------------------------------------
+
+
+def is_async_agent(agent: Any) -> bool:
+    """Whether ``agent.run`` is ``async def`` (an API-bound agent)."""
+    run = getattr(agent, "run", None)
+    inner = getattr(agent, "_inner", None)  # a _Labelled wrapper
+    if inner is not None:
+        run = getattr(inner, "run", run)
+    return inspect.iscoroutinefunction(run)
+
+
+def _run_async(agent: Any, jobs: Sequence[Job], options: RunOptions, collector: _Collector,
+               stop: _StopFlag) -> None:
+    import asyncio
+
+    from meridian.evals.graders import grade_task
+
+    if options.max_concurrency < 1:
+        raise MeridianError(f"--max-concurrency must be at least 1, got {options.max_concurrency}")
+    inner = getattr(agent, "_inner", agent)
+
+    async def attempt_job(job: Job, gate: asyncio.Semaphore) -> TaskResult:
+        attempt = 1
+        while True:
+            async with gate:
+                started = time.perf_counter()
+                call = asyncio.ensure_future(inner.run(job.task.for_agent()))
+                done, _ = await asyncio.wait({call}, timeout=job.task.effective_timeout_s())
+                elapsed = time.perf_counter() - started
+                if not done:
+                    call.cancel()
+                    return timed_out(job, attempt)
+                try:
+                    trajectory = _measured(call.result(), elapsed)
+                except TaskTimeout:
+                    return timed_out(job, attempt)
+                except Exception as exc:  # noqa: BLE001 - the agent's failure is data
+                    kind, message = _failure_kind(exc), _failure_message(exc)
+                else:
+                    kind, message = "ok", ""
+            if kind == "ok":
+                return await asyncio.to_thread(grade_task, job.task, trajectory,
+                                               offline=options.offline, epoch=job.epoch,
+                                               attempts=attempt)
+            if kind == "transient" and attempt < options.max_attempts:
+                await asyncio.sleep(options.retry_backoff_s * 2 ** (attempt - 1))
+                attempt += 1
+                continue
+            if kind == "transient":
+                return _infra(job, f"transient error persisted after {attempt} attempts: {message}",
+                              attempt)
+            return agent_failed(job, message, attempt)
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(options.max_concurrency)
+        pending = {asyncio.ensure_future(attempt_job(job, gate)): job for job in jobs}
+        try:
+            while pending:
+                if stop.set:
+                    raise _Stopped
+                done, _ = await asyncio.wait(set(pending), timeout=0.1,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    collector.add(pending.pop(future), future.result())
+        finally:
+            for future in pending:
+                future.cancel()
+            if pending:
+                await asyncio.wait(set(pending), timeout=1.0)
+
+    try:
+        asyncio.run(main())
+    except _Stopped:
+        raise KeyboardInterrupt from None
+
+
+class _Stopped(Exception):
+    """The async loop saw the stop flag (turned into KeyboardInterrupt outside it)."""
 
 
 # --- the run ------------------------------------------------------------------------
@@ -502,17 +708,24 @@ def run_tasks(
     if progress is not None:
         progress.started(len(jobs))
     interrupted = False
+    stop = _StopFlag()
+    stop.install()
     try:
-        if options.isolation:
-            _ProcessPool(agent_spec, options, collector).run(jobs)
+        if agent is not None and is_async_agent(agent):
+            _run_async(agent, jobs, options, collector, stop)
+        elif options.isolation:
+            _ProcessPool(agent_spec, options, collector, stop).run(jobs)
         else:
             if agent is None:
                 from meridian.evals.agents import load_agent
 
                 agent = load_agent(agent_spec)
-            _run_in_process(agent, jobs, options, collector)
+            _run_in_process(agent, jobs, options, collector, stop)
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        stop.restore()
+    interrupted = interrupted or stop.set
     return _entries(selected, jobs, collector.results), interrupted
 
 

@@ -54,6 +54,19 @@ class _Defaults(BaseModel):
     cost_budget_usd: float | None = Field(default=None, ge=0)
     latency_budget_s: float | None = Field(default=None, gt=0)
     metadata: dict[str, JsonValue] | None = None
+    visible: list[str] | None = None
+
+
+class _TasksFrom(BaseModel):
+    """``tasks_from: {path, fields, metadata}``: one task per JSONL line or CSV row."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1)
+    # task field -> column (``input: question``); id/input/expected default to themselves.
+    fields: dict[str, str] = Field(default_factory=dict)
+    # Columns copied into the task's metadata (shown to the agent); others are dropped.
+    metadata: list[str] = Field(default_factory=list)
 
 
 class _SuiteFile(BaseModel):
@@ -62,7 +75,10 @@ class _SuiteFile(BaseModel):
     suite: str = Field(min_length=1)
     description: str = ""
     defaults: dict[str, Any] = Field(default_factory=dict)
-    tasks: list[Any] = Field(min_length=1)
+    # Task fields every task shows its agent besides id, input and metadata.
+    visible: list[str] = Field(default_factory=list)
+    tasks: list[Any] = Field(default_factory=list)
+    tasks_from: str | _TasksFrom | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +102,10 @@ class Suite:
         a task asks or how it is graded does. Runs of different hashes do not compare.
         """
         return suite_hash(self.tasks)
+
+    def task_hashes(self) -> dict[str, str]:
+        """task id -> definition hash, for every task of the suite (not only those run)."""
+        return {task.id: task.definition_hash() for task in self.tasks}
 
     def task(self, task_id: str) -> Task:
         try:
@@ -122,9 +142,36 @@ def needs_network(task: Task) -> bool:
     )
 
 
+def bundled_suites_dir() -> Path:
+    """Where the suites shipped with Meridian live: the one place that knows."""
+    return Path(__file__).resolve().parent.parent / "_suites"
+
+
+def bundled_suites() -> dict[str, Path]:
+    """name -> path of every bundled suite (``reference`` for suites/reference.yaml)."""
+    folder = bundled_suites_dir()
+    if not folder.is_dir():
+        return {}
+    return {path.stem: path for path in sorted(folder.glob("*.yaml"))}
+
+
+def resolve_suite_path(name_or_path: str) -> Path:
+    """A suite file, or (when no such file exists) the bundled suite of that name."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    bundled = bundled_suites()
+    if not path.suffix and "/" not in name_or_path and name_or_path in bundled:
+        return bundled[name_or_path]
+    known = ", ".join(bundled) or "none"
+    raise ConfigError(f"{name_or_path}: no such suite file, and no bundled suite of that name "
+                      f"(bundled: {known}; see `meridian eval suites`)")
+
+
 def load_suite(path: Path | str) -> Suite:
-    """Load and fully check the suite at ``path``; ConfigError names file, line, task, field."""
-    return _build(yamlio.load(path))
+    """Load and fully check the suite at ``path`` (or a bundled suite's name);
+    ConfigError names file, line, task, field."""
+    return _build(yamlio.load(resolve_suite_path(str(path))))
 
 
 def parse_suite(text: str, path: Path | str = "<suite>") -> Suite:
@@ -137,18 +184,89 @@ def _build(located: yamlio.Located) -> Suite:
         raise located.error((), "a suite is a mapping with 'suite' and 'tasks'")
     head = yamlio.validate(_SuiteFile, located)
     defaults = _check_defaults(located, head.defaults)
+    if head.visible:
+        defaults = {**defaults, "visible": [*head.visible, *(defaults.get("visible") or [])]}
+    if not head.tasks and head.tasks_from is None:
+        raise located.error(("tasks",), "a suite needs 'tasks' (a list) or 'tasks_from' (a file)")
     tasks: list[Task] = []
-    first_line: dict[str, int | None] = {}
-    for index, raw in enumerate(head.tasks):
+    first_line: dict[str, str] = {}
+    rows: list[tuple[Any, str, int, Any]] = [
+        (raw, "", index, None) for index, raw in enumerate(head.tasks)]  # (raw, origin, index, _)
+    if head.tasks_from is not None:
+        rows += _rows_from_file(located, head.tasks_from)
+    for raw, origin, index, row_error in rows:
         # Duplicates first: a copy-pasted task is the likelier mistake than its fields.
         raw_id = raw.get("id") if isinstance(raw, dict) else None
         if isinstance(raw_id, str) and raw_id in first_line:
-            raise _task_error(located, index, raw_id, ("id",),
-                              f"duplicate task id (first defined at line {first_line[raw_id]})")
-        task = _build_task(located, index, raw, defaults)
-        first_line[task.id] = located.line(("tasks", index))
+            message = f"duplicate task id (first defined at {first_line[raw_id]})"
+            if origin:
+                raise ConfigError(f"{origin}: task {raw_id!r}: {message}")
+            raise _yaml_task_error(located, index, raw_id, ("id",), message)
+        if origin:
+            task = _build_task(located, index, raw, defaults, origin=origin)
+            first_line[task.id] = origin
+        else:
+            task = _build_task(located, index, raw, defaults)
+            first_line[task.id] = f"line {located.line(('tasks', index))}"
         tasks.append(task)
     return Suite(name=head.suite, path=located.path, tasks=tasks, description=head.description)
+
+
+def _rows_from_file(located: yamlio.Located, spec: str | _TasksFrom) -> list[tuple[Any, str, int, Any]]:
+    """(raw task, "file:line", index, None) for each row of a ``tasks_from`` file."""
+    import csv
+    import json
+
+    source = spec if isinstance(spec, _TasksFrom) else _TasksFrom(path=spec)
+    base = Path(located.path).parent if located.path != "<suite>" else Path(".")
+    path = Path(source.path) if Path(source.path).is_absolute() else base / source.path
+    where = located.where(("tasks_from",))
+    mappable = set(Task.model_fields) - {"graders", "visible", "metadata"}
+    unknown = sorted(set(source.fields) - mappable)
+    if unknown:
+        raise ConfigError(f"{where}: tasks_from.fields: {unknown[0]!r} is not a task field a "
+                          f"column can set (one of: {', '.join(sorted(mappable))}); graders "
+                          "come from defaults")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{where}: tasks_from: cannot read {path} ({exc.strerror or exc})") from None
+    records: list[tuple[int, dict[str, Any]]] = []
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(text.splitlines())
+        records = [(reader.line_num, dict(row)) for row in reader]
+    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}:{number}: expected a JSON object per line")
+            records.append((number, value))
+    else:
+        raise ConfigError(f"{where}: tasks_from: {path.name}: expected a .jsonl or .csv file")
+    if not records:
+        raise ConfigError(f"{path}: no rows (tasks_from needs at least one)")
+    mapping = {"id": "id", "input": "input", "expected": "expected", **source.fields}
+    rows: list[tuple[Any, str, int, Any]] = []
+    for index, (number, record) in enumerate(records):
+        origin = f"{path}:{number}"
+        raw: dict[str, Any] = {}
+        for field_name, column in mapping.items():
+            if column in record and record[column] not in (None, ""):
+                raw[field_name] = record[column]
+        for required in ("id", "input"):
+            if required not in raw:
+                raise ConfigError(f"{origin}: no {mapping[required]!r} column "
+                                  f"(map the task's {required} with tasks_from.fields)")
+        raw["id"] = str(raw["id"])
+        if source.metadata:
+            raw["metadata"] = {c: record[c] for c in source.metadata if c in record}
+        rows.append((raw, origin, index, None))
+    return rows
 
 
 def _check_defaults(located: yamlio.Located, defaults: dict[str, Any]) -> dict[str, Any]:
@@ -158,7 +276,7 @@ def _check_defaults(located: yamlio.Located, defaults: dict[str, Any]) -> dict[s
     return defaults
 
 
-def _task_error(
+def _yaml_task_error(
     located: yamlio.Located, index: int, task_id: str | None, loc: tuple[str | int, ...], message: str
 ) -> ConfigError:
     where = located.where(("tasks", index) + loc)
@@ -168,8 +286,17 @@ def _task_error(
 
 
 def _build_task(
-    located: yamlio.Located, index: int, raw: Any, defaults: dict[str, Any]
+    located: yamlio.Located, index: int, raw: Any, defaults: dict[str, Any],
+    *, origin: str | None = None,
 ) -> Task:
+    def _task_error(located: yamlio.Located, index: int, task_id: str | None,
+                    loc: tuple[str | int, ...], message: str) -> ConfigError:
+        if origin is None:
+            return _yaml_task_error(located, index, task_id, loc, message)
+        field_name = yamlio.dotted(loc)
+        return ConfigError(f"{origin}: task {task_id!r}: "
+                           f"{field_name + ': ' if field_name else ''}{message}")
+
     if not isinstance(raw, dict):
         raise _task_error(located, index, None, (), "a task is a mapping with at least 'id' and 'input'")
     task_id = raw.get("id") if isinstance(raw.get("id"), str) else None
@@ -184,6 +311,8 @@ def _build_task(
             continue
         if key == "metadata" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}  # metadata merges; other fields replace
+        elif key == "visible" and isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = [*merged[key], *value]  # so does visible
         else:
             merged[key] = value
 

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 Status = Literal["pass", "fail", "infra_error"]
 STATUSES: tuple[Status, ...] = ("pass", "fail", "infra_error")
 
 # What a runner uses when neither the task nor the suite defaults name a timeout.
 DEFAULT_TIMEOUT_S = 30.0
+
+# What an agent is always shown of a task, and what a suite may additionally reveal
+# with ``visible: [...]``. Graders never leave the harness.
+ALWAYS_VISIBLE = ("id", "input", "metadata", "timeout_s")
+MAY_BE_VISIBLE = ("expected", "expected_tools", "reference_steps", "tags", "difficulty",
+                  "cost_budget_usd", "latency_budget_s")
 
 
 class _Strict(BaseModel):
@@ -55,9 +61,66 @@ class Task(_Strict):
     cost_budget_usd: float | None = Field(default=None, ge=0)
     latency_budget_s: float | None = Field(default=None, gt=0)
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    # Fields besides ALWAYS_VISIBLE the agent is shown (targets stay hidden by default).
+    visible: list[str] = Field(default_factory=list)
+
+    @field_validator("visible")
+    @classmethod
+    def _known_visible(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name in ALWAYS_VISIBLE:
+                continue
+            if name == "graders" or name == "grader":
+                raise ValueError("graders are never shown to the agent")
+            if name not in MAY_BE_VISIBLE:
+                raise ValueError(f"{name!r} is not a task field an agent can be shown "
+                                 f"(one of: {', '.join(MAY_BE_VISIBLE)})")
+        return sorted(set(value) - set(ALWAYS_VISIBLE))
 
     def effective_timeout_s(self) -> float:
         return self.timeout_s if self.timeout_s is not None else DEFAULT_TIMEOUT_S
+
+    def definition_hash(self) -> str:
+        """sha256 of this task's canonical definition: compare matches tasks by id AND
+        this, so a task whose input, target or graders changed is not compared."""
+        import hashlib
+
+        from meridian.records import canonical_json
+
+        payload = canonical_json(self.model_dump(mode="json"))
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def for_agent(self) -> AgentTask:
+        """What the agent is handed: id, input, metadata, the timeout, and only the
+        fields the suite lists under ``visible:``. Never graders or (unless listed)
+        the target and references."""
+        shown: dict[str, Any] = {"id": self.id, "input": self.input, "metadata": self.metadata,
+                                 "timeout_s": self.effective_timeout_s()}
+        for name in self.visible:
+            shown[name] = getattr(self, name)
+        return AgentTask(**shown)
+
+
+class AgentTask(_Strict):
+    """A task as an agent sees it (the ``command:`` protocol's input, version 1).
+
+    Fields the suite did not make visible are absent from the JSON and ``None`` here.
+    """
+
+    id: str = Field(min_length=1)
+    input: JsonValue
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
+    expected: JsonValue = None
+    expected_tools: list[str] | None = None
+    reference_steps: int | None = None
+    tags: list[str] | None = None
+    difficulty: str | None = None
+    cost_budget_usd: float | None = None
+    latency_budget_s: float | None = None
+
+    def effective_timeout_s(self) -> float:
+        return self.timeout_s
 
 
 class Step(_Strict):
@@ -91,7 +154,11 @@ class Trajectory(_Strict):
     ``completed`` is True when the agent terminated normally with an answer.
     ``cost_usd``, ``tokens_in`` and ``tokens_out`` default to the sums over the
     steps when the producer leaves them out (agents speaking JSON over stdin/stdout
-    may report only steps); ``latency_s`` is wall time of the whole run.
+    may report only steps). ``latency_s`` is wall time of the whole run: once the
+    runner has it, the harness's own clock around the agent call, with what the
+    agent said kept in ``reported_latency_s``. ``usage_reported`` is False when the
+    agent reported no tokens and no cost anywhere (its cost figure is then unknown,
+    not zero).
     """
 
     task_id: str = Field(min_length=1)
@@ -103,6 +170,12 @@ class Trajectory(_Strict):
     cost_usd: float = Field(default=0.0, ge=0)
     tokens_in: int = Field(default=0, ge=0)
     tokens_out: int = Field(default=0, ge=0)
+    reported_latency_s: float | None = Field(default=None, ge=0)
+
+    @property
+    def usage_reported(self) -> bool:
+        return (self.cost_usd > 0 or self.tokens_in > 0 or self.tokens_out > 0
+                or any(s.cost_usd > 0 or s.tokens_in > 0 or s.tokens_out > 0 for s in self.steps))
 
     @model_validator(mode="before")
     @classmethod
@@ -166,6 +239,9 @@ class Score(BaseModel):
     detail: str = ""
     infra_error: bool = False
     usage: Usage | None = None
+    # Structured per-grader details (what was read, matched, counted), for the trace
+    # and the HTML report; JSON values only, so the run file stays strict JSON.
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class TaskResult(BaseModel):
@@ -178,7 +254,9 @@ class TaskResult(BaseModel):
     status: Status
     scores: list[Score] = Field(default_factory=list)
     trajectory: Trajectory | None = None
-    error: str | None = None  # why the task is an infra error, when it is one
+    # Why the trial failed without a verdict on its answer: an infra error's cause, or
+    # the agent's own failure (it raised, printed garbage, exited non-zero, timed out).
+    error: str | None = None
     attempts: int = Field(default=1, ge=1)
 
     @property
@@ -189,10 +267,11 @@ class TaskResult(BaseModel):
 def task_status(scores: list[Score], *, error: str | None = None) -> Status:
     """Pass iff there is at least one score, every score passed and nothing broke.
 
-    ``error`` is a harness-level failure (the agent raised or printed garbage): that
-    is an infrastructure error, not a verdict on the agent's answer. (A timeout is a
-    verdict: the runner records it as a failing ``completed`` score.)
-    A task with no scores fails rather than passing vacuously.
+    ``error`` is a transient infrastructure failure (retries exhausted on a rate
+    limit, say): neither pass nor fail. The agent's own failures (it raised, printed
+    garbage, exited non-zero, timed out) are verdicts: the runner records them as a
+    failing ``completed`` score. A task with no scores fails rather than passing
+    vacuously.
     """
     if error is not None or any(score.infra_error for score in scores):
         return "infra_error"

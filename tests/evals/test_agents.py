@@ -20,10 +20,12 @@ from meridian.evals.agents.tools import (
     format_number,
     string_op,
 )
-from meridian.evals.runner import TaskTimeout
-from meridian.evals.types import Task, Trajectory
+from meridian.evals.runner import InfraError, TaskTimeout
+from meridian.evals.types import GraderSpec, Task, Trajectory
 
-TASK = Task(id="t1", input="What is 6 * 7?", expected=42, timeout_s=10)
+TASK = Task(id="t1", input="What is 6 * 7?", expected=42, timeout_s=10,
+            graders=[GraderSpec(name="exact_match")], expected_tools=["calculator"],
+            reference_steps=1, tags=["arithmetic"], metadata={"unit": "none"})
 
 AGENT_MODULE = '''
 from meridian.evals.recorder import TrajectoryRecorder
@@ -144,12 +146,15 @@ def test_a_module_that_fails_to_import_is_a_clean_error(tmp_path: Path,
 
 
 def test_command_agent_reads_the_task_on_stdin_and_prints_a_trajectory(tmp_path: Path) -> None:
-    spec = script(tmp_path, """
-        task = json.load(sys.stdin)
-        steps = [{"index": 0, "kind": "tool", "name": "calculator", "input": {"e": task["input"]},
-                  "output": 42, "cost_usd": 0.002, "tokens_in": 50}]
-        print("log: starting")
-        print(json.dumps({"steps": steps, "final_output": str(task["expected"])}))
+    spec = script(tmp_path, f"""
+        import os
+        raw = sys.stdin.read()
+        open({str(tmp_path / "stdin.json")!r}, "w").write(raw)
+        task = json.loads(raw)
+        steps = [{{"index": 0, "kind": "tool", "name": "calculator", "input": {{"e": task["input"]}},
+                  "output": 42, "cost_usd": 0.002, "tokens_in": 50}}]
+        print("log: starting", os.environ["MERIDIAN_AGENT_PROTOCOL"])
+        print(json.dumps({{"protocol": "meridian.agent/1", "steps": steps, "final_output": "42"}}))
     """)
     agent = load_agent(spec)
     assert agent.name == "command:" + Path(sys.executable).name
@@ -158,7 +163,32 @@ def test_command_agent_reads_the_task_on_stdin_and_prints_a_trajectory(tmp_path:
     assert isinstance(traj, Trajectory)
     assert (traj.task_id, traj.final_output, traj.completed) == ("t1", "42", True)
     assert (traj.cost_usd, traj.tokens_in) == (0.002, 50)
-    assert traj.latency_s > 0
+    # The agent never sees the target, the graders or the references.
+    sent = json.loads((tmp_path / "stdin.json").read_text())
+    assert sent == {"protocol": "meridian.agent/1", "id": "t1", "input": "What is 6 * 7?",
+                    "metadata": {"unit": "none"}, "timeout_s": 10.0}
+    assert "42" not in (tmp_path / "stdin.json").read_text()
+
+
+def test_visible_fields_are_the_only_extras_an_agent_sees(tmp_path: Path) -> None:
+    spec = script(tmp_path, f"""
+        open({str(tmp_path / "stdin.json")!r}, "w").write(sys.stdin.read())
+        print(json.dumps({{"final_output": "x"}}))
+    """)
+    load_agent(spec).run(TASK.model_copy(update={"visible": ["expected_tools", "tags"]}))
+    sent = json.loads((tmp_path / "stdin.json").read_text())
+    assert sent["expected_tools"] == ["calculator"] and sent["tags"] == ["arithmetic"]
+    assert "expected" not in sent and "graders" not in sent and "reference_steps" not in sent
+    shown = TASK.for_agent()
+    assert shown.expected is None and not hasattr(shown, "graders")
+    with pytest.raises(ValueError, match="graders are never shown to the agent"):
+        Task(id="x", input="q", visible=["graders"])
+
+
+def test_command_agent_exit_75_is_a_transient_infra_error(tmp_path: Path) -> None:
+    agent = load_agent(script(tmp_path, "sys.stderr.write('429 rate limited'); sys.exit(75)"))
+    with pytest.raises(InfraError, match=r"exited 75 \(temporary failure\): 429 rate limited$"):
+        agent.run(TASK)
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -174,7 +204,7 @@ def test_command_agent_reads_the_task_on_stdin_and_prints_a_trajectory(tmp_path:
     ("print(json.dumps({'final_output': 1, 'surprise': True}))",
      "stdout is not a trajectory: surprise: unknown key"),
 ])
-def test_command_agent_bad_output_is_an_infra_error(tmp_path: Path, body: str, message: str) -> None:
+def test_command_agent_bad_output_is_the_agents_failure(tmp_path: Path, body: str, message: str) -> None:
     agent = load_agent(script(tmp_path, body))
     with pytest.raises(AgentInfraError) as err:
         agent.run(TASK)
@@ -287,8 +317,8 @@ def test_reference_agent_rejects_unknown_versions() -> None:
 def test_the_reference_agent_round_trips_through_the_command_protocol(tmp_path: Path) -> None:
     body = """
         from meridian.evals.agents import load_agent
-        from meridian.evals.types import Task
-        task = Task.model_validate_json(sys.stdin.read())
+        from meridian.evals.agents.command import read_task
+        task = read_task(sys.stdin.read())
         print(load_agent("reference-v2").run(task).model_dump_json())
     """
     spec = script(tmp_path, f"sys.path.insert(0, {str(Path.cwd())!r})\n" + textwrap.dedent(body))

@@ -26,16 +26,21 @@ def statuses(run: runfile.Run) -> dict[str, list[str]]:
     return {entry.task_id: [t.status for t in entry.trials] for entry in run.results}
 
 
-def test_a_raising_task_is_an_infra_error_and_the_run_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", [True, False])
+def test_a_raising_agent_fails_its_task_and_the_run_goes_on(tmp_path: Path, isolation: bool) -> None:
     suite = load_suite(write_suite(tmp_path / "s.yaml", [
         {"id": "first"}, {"id": "broken", "behavior": "raise"}, {"id": "last", "behavior": "fail"},
     ]))
-    run = run_suite(suite, SCRIPTED, RunOptions(workers=1))
-    assert statuses(run) == {"first": ["pass"], "broken": ["infra_error"], "last": ["fail"]}
+    run = run_suite(suite, SCRIPTED, RunOptions(workers=1, isolation=isolation))
+    # The agent's own exception is a verdict on the agent: a failure that can regress.
+    assert statuses(run) == {"first": ["pass"], "broken": ["fail"], "last": ["fail"]}
     broken = run.entry("broken")
     assert broken is not None
     assert broken.trials[0].error == "ValueError: agent broke on broken"
-    assert (run.summary.passed, run.summary.failed, run.summary.infra_errors) == (1, 1, 1)
+    [score] = broken.trials[0].scores
+    assert (score.name, score.passed) == ("completed", False)
+    assert score.detail == "agent failed: ValueError: agent broke on broken"
+    assert (run.summary.passed, run.summary.failed, run.summary.infra_errors) == (1, 2, 0)
 
 
 def test_a_hanging_task_is_killed_with_its_children(tmp_path: Path) -> None:
@@ -80,11 +85,12 @@ def test_a_timeout_is_the_same_failure_in_process_and_for_a_command_agent(tmp_pa
     assert slow is not None and slow.trials[0].scores[0].detail == "timed out after 0.1s"
 
 
-def test_a_non_finite_answer_is_an_infra_error_not_a_crash_at_save(tmp_path: Path) -> None:
-    """NaN cannot be written to a strict-JSON run file: refused where the agent hands it over."""
+def test_a_non_finite_answer_fails_not_a_crash_at_save(tmp_path: Path) -> None:
+    """NaN cannot be written to a strict-JSON run file: refused where the agent hands it over
+    (a bad return is the agent's failure)."""
     suite = load_suite(write_suite(tmp_path / "s.yaml", [{"id": "nan"}, {"id": "after"}]))
     run = run_suite(suite, "tests.evals.agents_for_tests:NaNAgent", RunOptions(workers=1))
-    assert statuses(run) == {"nan": ["infra_error"], "after": ["pass"]}
+    assert statuses(run) == {"nan": ["fail"], "after": ["pass"]}
     error = run.results[0].trials[0].error
     assert error is not None and "finite number" in error
     assert runfile.loads(runfile.dumps(run), "run") == run
@@ -95,9 +101,10 @@ def test_a_dying_worker_is_replaced(tmp_path: Path) -> None:
         {"id": "dies", "behavior": "exit"}, {"id": "a"}, {"id": "b"},
     ]))
     run = run_suite(suite, SCRIPTED, RunOptions(workers=1))
-    assert statuses(run) == {"dies": ["infra_error"], "a": ["pass"], "b": ["pass"]}
+    assert statuses(run) == {"dies": ["fail"], "a": ["pass"], "b": ["pass"]}
     dies = run.entry("dies")
-    assert dies is not None and dies.trials[0].error == "worker process died (exit code 7)"
+    assert dies is not None
+    assert dies.trials[0].error == "the agent's worker process died (exit code 7)"
 
 
 def test_transient_errors_are_retried_with_backoff(tmp_path: Path) -> None:

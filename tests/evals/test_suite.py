@@ -128,7 +128,7 @@ def test_select_by_tag_limit_and_offline() -> None:
     (GOOD.replace("suite: demo\n", ""),
      "suite.yaml:1: suite: required field is missing"),
     ("suite: demo\ntasks: []\n",
-     "suite.yaml:2: tasks: list should have at least 1 item after validation, not 0"),
+     "suite.yaml:2: tasks: a suite needs 'tasks' (a list) or 'tasks_from' (a file)"),
     ("suite: demo\ntasks:\n  - just a string\n",
      "suite.yaml:3: tasks[0]: a task is a mapping with at least 'id' and 'input'"),
     ("suite: demo\ntasks:\n  - id: a\n    grader: completed\n",
@@ -161,5 +161,14 @@ def test_grader_from_defaults_is_reported_at_the_defaults(workdir: Path) -> None
 
 
 def test_missing_file_is_a_config_error(workdir: Path) -> None:
-    with pytest.raises(ConfigError, match="^nope.yaml: file not found$"):
+    with pytest.raises(ConfigError) as caught:
         load_suite("nope.yaml")
+    assert str(caught.value) == ("nope.yaml: no such suite file, and no bundled suite of that "
+                                 "name (bundled: reference; see `meridian eval suites`)")
+
+
+def test_a_name_that_is_not_a_file_is_a_bundled_suite(workdir: Path) -> None:
+    suite = load_suite("reference")
+    assert suite.name == "reference" and len(suite.tasks) == 25
+    (workdir / "reference").write_text("suite: mine\ntasks:\n  - {id: a, input: q, grader: completed}\n")
+    assert load_suite("reference").name == "mine"  # a file of that name wins

@@ -6,7 +6,15 @@ The whole contract between Meridian and an agent is the ``Agent`` protocol:
 - ``reference-v1`` / ``reference-v2``: the built-in deterministic reference agent;
 - ``command:PROGRAM [ARGS]``: any executable, task JSON on stdin, trajectory JSON out;
 - ``module:attr`` (``attr`` may be dotted): a class (instantiated with no
-  arguments), a factory function (called with none), or an agent instance.
+  arguments), a factory function (called with none), or an agent instance. The
+  repository root (the git work tree holding the current directory, else the
+  current directory) is put on ``sys.path`` first, so ``agents.mine:build`` imports
+  from the repository without ``PYTHONPATH=.``.
+
+``run`` receives an ``AgentTask`` (id, input, metadata, timeout and only the
+fields the suite lists under ``visible:``), never the graders or, unless visible,
+the target. ``run`` may be ``async def``: such agents run on an event loop,
+``--max-concurrency`` tasks at a time.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from meridian.errors import MeridianError
 from meridian.evals.agents.command import AgentInfraError, CommandAgent
 from meridian.evals.agents.reference import ReferenceAgent
-from meridian.evals.types import Task, Trajectory
+from meridian.evals.types import AgentTask, Trajectory
 
 __all__ = ["Agent", "AgentInfraError", "CommandAgent", "ReferenceAgent", "agent_label", "load_agent"]
 
@@ -31,7 +39,7 @@ class Agent(Protocol):
     name: str
     version: str
 
-    def run(self, task: Task) -> Trajectory: ...
+    def run(self, task: AgentTask) -> Trajectory: ...
 
 
 class _Labelled:
@@ -42,9 +50,8 @@ class _Labelled:
         self.name = name
         self.version = version
 
-    def run(self, task: Task) -> Trajectory:
-        result: Trajectory = self._inner.run(task)
-        return result
+    def run(self, task: AgentTask) -> Any:
+        return self._inner.run(task)
 
 
 def load_agent(spec: str) -> Agent:
@@ -59,10 +66,27 @@ def load_agent(spec: str) -> Agent:
     return _import_agent(spec)
 
 
+def repository_root() -> str:
+    """The git work tree holding the current directory, else the current directory."""
+    import os
+    from pathlib import Path
+
+    here = Path(os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return str(here)
+
+
 def _import_agent(spec: str) -> Agent:
+    import sys
+
     module_name, _, attr_path = spec.partition(":")
     if not module_name or not attr_path:
         raise MeridianError(f"agent {spec!r}: expected module:attr (e.g. mypkg.agent:build)")
+    root = repository_root()
+    if root not in sys.path:
+        sys.path.insert(0, root)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

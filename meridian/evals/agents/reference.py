@@ -31,7 +31,7 @@ from meridian.evals.agents.tools import (
     string_op,
 )
 from meridian.evals.recorder import TrajectoryRecorder
-from meridian.evals.types import Task, Trajectory
+from meridian.evals.types import AgentTask, Trajectory
 
 Version = Literal["v1", "v2"]
 
@@ -107,7 +107,7 @@ def read_intent(text: str) -> Intent:
 class _Session:
     """One run of the agent on one task: the recorder, the tools, the bill."""
 
-    def __init__(self, task: Task, simulate_latency: bool) -> None:
+    def __init__(self, task: AgentTask, simulate_latency: bool) -> None:
         self.task = task
         self.recorder = TrajectoryRecorder(task.id)
         self.knowledge = KnowledgeBase()
@@ -162,7 +162,7 @@ class ReferenceAgent:
         self.version: str = version
         self.simulate_latency = simulate_latency
 
-    def run(self, task: Task) -> Trajectory:
+    def run(self, task: AgentTask) -> Trajectory:
         session = _Session(task, self.simulate_latency)
         intent = read_intent(task.input if isinstance(task.input, str) else json.dumps(task.input))
         session.route(intent)
