@@ -1,12 +1,17 @@
 """``meridian eval``: run agent evaluation suites, inspect, compare and export runs.
 
-    meridian eval run SUITE --agent A [--workers N] [--limit N] [--tag T] [--offline]
-                      [--epochs K] [--shard i/n] [--save PATH] [--no-isolation]
+    meridian eval run SUITE --agent A [--agent B ...] [--workers N] [--limit N] [--tag T]
+                      [--offline] [--epochs K] [--shard i/n] [--save PATH] [--no-isolation]
+                      [--max-concurrency N] [--no-store | --dry-run]
     meridian eval merge RUN... [--save PATH]
+    meridian eval regrade RUN [--no-store]
     meridian eval list | show RUN | trace RUN TASK | export RUN PATH
-    meridian eval compare A B [--fail-on-regression] [--format text|json|markdown] [--force]
-    meridian eval report RUN --html FILE | graders | prune --keep N
+    meridian eval compare A B [--fail-on-regression] [--max-infra-errors N]
+                      [--min-pass-rate R] [--format text|json|markdown] [--force]
+    meridian eval report RUN --html FILE [--baseline RUN] | graders | suites | schema
+    meridian eval prune --keep N
 
+SUITE is a suite file or the name of a bundled suite (``meridian eval suites``).
 RUN is a run id prefix, ``latest``, ``latest~N``, ``baseline:NAME``, a baseline name,
 or the path of an exported run file.
 """
@@ -25,9 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = verbs.add_parser("run", help="run a suite against an agent and store the run",
                          description="Run SUITE against an agent; the run is committed to "
                                      "the state branch (secrets redacted).")
-    p.add_argument("suite", metavar="SUITE", help="suite YAML file")
-    p.add_argument("--agent", required=True, metavar="A",
-                   help="reference-v1, reference-v2, module:attr or command:PROGRAM")
+    p.add_argument("suite", metavar="SUITE",
+                   help="suite YAML file, or a bundled suite's name (see `meridian eval suites`)")
+    p.add_argument("--agent", required=True, action="append", metavar="A",
+                   help="reference-v1, reference-v2, module:attr or command:PROGRAM; repeat to "
+                        "run several agents and compare them with the first in one report")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="tasks run in parallel (default: CPU count, at most 4)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N tasks")
@@ -43,7 +50,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="also write the portable run file to PATH (deterministic, no timings)")
     p.add_argument("--no-isolation", dest="isolation", action="store_false",
                    help="run tasks in this process (faster start; timeouts cannot stop a task)")
+    p.add_argument("--max-concurrency", type=int, default=10, metavar="N",
+                   help="async agents (async def run): tasks in flight at once (default 10)")
+    p.add_argument("--no-store", "--dry-run", dest="store", action="store_false",
+                   help="do not commit the run to the state branch (print it; --save still "
+                        "writes the portable file)")
     p.add_argument("--json", action="store_true", help="print the run's index record as JSON")
+
+    p = verbs.add_parser("regrade", help="re-grade a stored run's trajectories with today's "
+                                         "graders, into a new run",
+                         description="Grade every stored trajectory of RUN again (the task "
+                                     "definitions the run recorded, today's grader code) and "
+                                     "store the result as a new run. Trials without a "
+                                     "trajectory (agent failures, infra errors) are kept.")
+    p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
+    p.add_argument("--offline", action="store_true",
+                   help="no network: model-graded scores become infra errors")
+    p.add_argument("--no-store", "--dry-run", dest="store", action="store_false",
+                   help="do not commit the new run")
+    p.add_argument("--save", default=None, metavar="PATH", help="also write the portable run file")
+    p.add_argument("--json", action="store_true", help="print the new run's index record")
 
     p = verbs.add_parser("merge", help="join the shard runs of one invocation into one run")
     p.add_argument("runs", nargs="+", metavar="RUN", help=RUN_REF_HELP)
@@ -69,7 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("a", metavar="A", help="candidate run (" + RUN_REF_HELP + ")")
     p.add_argument("b", metavar="B", help="reference run (" + RUN_REF_HELP + ")")
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when any task regressed (the CI gate)")
+                   help="exit 1 when any task regressed, a task of the suite is missing from A, "
+                        "A is interrupted or partial, or A's infra errors exceed "
+                        "--max-infra-errors (the CI gate)")
+    p.add_argument("--max-infra-errors", type=int, default=0, metavar="N",
+                   help="infra-error trials A may have under --fail-on-regression (default 0)")
+    p.add_argument("--min-pass-rate", type=float, default=None, metavar="R",
+                   help="also fail when A's pass rate is below R (0-1, e.g. 0.9)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--force", action="store_true", help="compare runs of different suites")
@@ -77,6 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = verbs.add_parser("report", help="write a self-contained HTML report of a run")
     p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
     p.add_argument("--html", required=True, metavar="FILE", help="output file")
+    p.add_argument("--baseline", default=None, metavar="RUN",
+                   help="add a diff against this run (" + RUN_REF_HELP + ")")
 
     p = verbs.add_parser("export", help="write a run's portable file into the working tree")
     p.add_argument("run", metavar="RUN", help=RUN_REF_HELP)
@@ -84,6 +118,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = verbs.add_parser("graders", help="registered graders, one line each")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    p = verbs.add_parser("suites", help="the suites bundled with Meridian (run them by name)")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    p = verbs.add_parser("schema", help="JSON Schemas of the command: agent protocol",
+                         description="Print the JSON Schema of what a command: agent reads on "
+                                     "stdin (input) and prints on stdout (output), protocol "
+                                     "meridian.agent/1.")
+    p.add_argument("which", nargs="?", choices=("input", "output"), default=None,
+                   help="only this side (default: both)")
 
     p = verbs.add_parser("prune", help="retire all but the N newest runs from listings")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="runs to keep")
@@ -94,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     handler = {
         "run": _run, "merge": _merge, "list": _list, "show": _show, "trace": _trace,
         "compare": _compare, "report": _report, "export": _export, "graders": _graders,
-        "prune": _prune,
+        "prune": _prune, "regrade": _regrade, "suites": _suites, "schema": _schema,
     }[args.verb]
     return handler(args)
 
@@ -261,7 +305,6 @@ def _store_and_report(ledger: Any, run: Any, args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     import os
-    import signal
     import sys
 
     from meridian import gitio
@@ -271,15 +314,19 @@ def _run(args: argparse.Namespace) -> int:
     from meridian.evals.suite import load_suite
 
     for flag, value, low in (("--workers", args.workers, 1), ("--epochs", args.epochs, 1),
-                             ("--limit", args.limit, 0)):
+                             ("--limit", args.limit, 0), ("--max-concurrency", args.max_concurrency, 1)):
         if value is not None and value < low:
             raise MeridianError(f"{flag}: expected a number >= {low}, got {value}")
+    agents = list(dict.fromkeys(a.strip() for a in args.agent))
+    if args.save and len(agents) > 1:
+        raise MeridianError("--save writes one run file; give one --agent with it")
     shard = _parse_shard(args.shard)
-    ledger = _ledger()  # before the run: no repository means nothing to store it in
+    # Before the run: no repository means nothing to store it in (unless --no-store).
+    ledger = _ledger() if args.store else _ledger_or_none()
     suite = load_suite(args.suite)
     workers = args.workers or min(4, os.cpu_count() or 1)
     options = runner.RunOptions(workers=workers, epochs=args.epochs, offline=args.offline,
-                                isolation=args.isolation)
+                                isolation=args.isolation, max_concurrency=args.max_concurrency)
     if not suite.select(tags=args.tag, limit=args.limit, offline=args.offline):
         raise MeridianError(f"{args.suite}: no task selected (check --tag, --limit and --offline)")
     # A shard may be empty (more shards than tasks): it is stored, so `eval merge` of
@@ -287,7 +334,41 @@ def _run(args: argparse.Namespace) -> int:
     skipped = len(suite.select(tags=args.tag)) - len(suite.select(tags=args.tag, offline=True))
     if args.offline and skipped:
         print(f"--offline: skipping {skipped} task(s) graded by a model API", file=sys.stderr)
-    git = GitInfo(commit=gitio.head_commit(ledger.repo), dirty=gitio.is_dirty(ledger.repo))
+    runner.refuse_without_model_key(suite.select(tags=args.tag, limit=args.limit,
+                                                 offline=args.offline), offline=args.offline)
+    git = (GitInfo(commit=gitio.head_commit(ledger.repo), dirty=gitio.is_dirty(ledger.repo))
+           if ledger is not None else None)
+    runs = []
+    for agent in agents:
+        run = _run_one(suite, agent, options, args, shard, git)
+        if args.store:
+            saved = _store_and_report(ledger, run, args)
+            run = saved.run
+        else:
+            _report_unstored(run, args)
+        runs.append(run)
+        if run.interrupted:
+            print(f"interrupted: partial run saved as {run.run_id}" if args.store
+                  else "interrupted: partial run (not stored)", file=sys.stderr)
+            return 130
+    if len(runs) > 1 and not args.json:
+        from meridian.evals import compare as cmp
+
+        reference = runs[0]
+        for other, spec in zip(runs[1:], agents[1:], strict=True):
+            print()
+            print(cmp.render_text(cmp.compare(other, reference, a_ref=f"{other.run_id or spec}",
+                                              b_ref=f"{reference.run_id or agents[0]}")), end="")
+    return 0
+
+
+def _run_one(suite: Any, agent: str, options: Any, args: argparse.Namespace, shard: Any,
+             git: Any) -> Any:
+    import signal
+    import sys
+
+    from meridian.evals import runner
+
     progress: Any = _BarProgress() if sys.stderr.isatty() else _PlainProgress()
 
     def on_sigterm(signum: int, frame: Any) -> None:
@@ -295,16 +376,77 @@ def _run(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        run = runner.run_suite(suite, args.agent, options, tags=args.tag, limit=args.limit,
-                               shard=shard, progress=progress, git=git)
+        return runner.run_suite(suite, agent, options, tags=args.tag, limit=args.limit,
+                                shard=shard, progress=progress, git=git)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if isinstance(progress, _BarProgress):
             progress.stop()
-    _store_and_report(ledger, run, args)
-    if run.interrupted:
-        print(f"interrupted: partial run saved as {run.run_id}", file=sys.stderr)
-        return 130
+
+
+def _ledger_or_none() -> Any:
+    from meridian.errors import MeridianError
+
+    try:
+        return _ledger()
+    except MeridianError:
+        return None
+
+
+def _report_unstored(run: Any, args: argparse.Namespace) -> None:
+    from meridian.evals import store
+
+    clean = store.redacted(run)
+    if args.save:
+        _write_file(args.save, store.checked_bytes(clean, portable=True))
+    if args.json:
+        _print_json(store.index_data(clean))
+        return
+    for line in _summary_lines(clean):
+        print(line)
+    print("not stored (--no-store)" + (f"; portable copy in {args.save}" if args.save else ""))
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    from meridian.evals.run import regrade
+    from meridian.evals.runner import new_run_id
+
+    ledger = _ledger() if args.store else _ledger_or_none()
+    source, label = _load_ref(ledger, args.run)
+    new = regrade(source, offline=args.offline).model_copy(
+        update={"run_id": new_run_id(), "regraded_from": source.run_id or label})
+    if args.store:
+        _store_and_report(ledger, new, args)
+    else:
+        _report_unstored(new, args)
+    return 0
+
+
+def _suites(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.errors import ConfigError
+    from meridian.evals.suite import bundled_suites, load_suite
+
+    for name, path in bundled_suites().items():
+        try:
+            suite = load_suite(path)
+            tasks, description = len(suite.tasks), suite.description
+        except ConfigError as exc:
+            tasks, description = 0, f"(cannot load: {exc})"
+        if args.json:
+            print(json.dumps({"name": name, "tasks": tasks, "description": description,
+                              "path": str(path)}, sort_keys=True))
+        else:
+            print(f"{name:<16}{tasks:>4} tasks  {description}")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from meridian.evals.agents.protocol import schemas
+
+    documents = schemas()
+    _print_json(documents[args.which] if args.which else documents)
     return 0
 
 
@@ -442,10 +584,30 @@ def _compare(args: argparse.Namespace) -> int:
     a, a_label = _load_ref(ledger, args.a)
     b, b_label = _load_ref(ledger, args.b)
     result = cmp.compare(a, b, a_ref=a_label, b_ref=b_label, force=args.force)
+    import sys
+
+    from meridian.errors import MeridianError
+
+    if args.max_infra_errors < 0:
+        raise MeridianError(f"--max-infra-errors: expected a number >= 0, got {args.max_infra_errors}")
+    if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
+        raise MeridianError(f"--min-pass-rate: expected a rate between 0 and 1, got {args.min_pass_rate}")
+    policy = cmp.GatePolicy(max_infra_errors=args.max_infra_errors, min_pass_rate=args.min_pass_rate)
     fmt = "json" if args.json else args.format
-    render = {"text": cmp.render_text, "json": cmp.render_json, "markdown": cmp.render_markdown}
-    print(render[fmt](result), end="")
-    return 1 if args.fail_on_regression and cmp.gate_failed(result) else 0
+    if fmt == "markdown":
+        print(cmp.render_markdown(result, policy), end="")
+    elif fmt == "json":
+        document = result.to_json()
+        document["gate_failures"] = cmp.gate_failures(result, policy)
+        _print_json(document)
+    else:
+        print(cmp.render_text(result), end="")
+    failures = cmp.gate_failures(result, policy)
+    if args.fail_on_regression and failures:
+        for reason in failures:
+            print(f"gate: {reason}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -453,8 +615,15 @@ def _report(args: argparse.Namespace) -> int:
     from meridian.evals.report import render_html
 
     run, label = _load_ref(None, args.run)
+    baseline = None
+    if args.baseline:
+        from meridian.evals import compare as cmp
+
+        base_run, base_label = _load_ref(None, args.baseline)
+        baseline = cmp.compare(store.redacted(run), store.redacted(base_run), a_ref=label,
+                               b_ref=base_label, force=True)
     # Redacted like an export: RUN may be a hand-made file, and the page may be shared.
-    _write_file(args.html, render_html(store.redacted(run)))
+    _write_file(args.html, render_html(store.redacted(run), baseline=baseline))
     print(f"wrote {args.html} (run {label})")
     return 0
 

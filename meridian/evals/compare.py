@@ -1,25 +1,53 @@
 """Compare two runs: headline metrics side by side, then what changed task by task.
 
 A is the candidate (the run under review), B the reference (a baseline or an earlier
-run); deltas are A - B. The gate is deliberately narrow:
+run); deltas are A - B.
 
-- a REGRESSION is a task that passed in B and fails in A. With one trial per task
-  that is the whole rule. With epochs, a drop in a task's pass rate is a regression
-  only on evidence: a one-sided Fisher exact test (A passes less often than B) at
-  p < ALPHA. A drop without that evidence is labelled FLAKY, and so is a rise.
-- FIXED is the mirror image (fail in B, pass in A; with epochs, Fisher p < ALPHA).
-- infra errors (the agent raised, timed out, a grader could not judge) and tasks
-  present in only one run are listed, and are never regressions: a gate that fires
-  on a rate limit teaches a team to bypass it.
+Tasks are matched by id AND definition hash (``Task.definition_hash``: input,
+target, graders, budgets...). So a suite can evolve without breaking the gate:
 
-The suite-level paired test is McNemar's exact test over tasks present in both runs
-(a task counts as passing when most of its graded trials pass). Runs of different
-suite hashes are refused unless forced: their tasks may share ids but not meaning.
+- a task in both runs with the same definition is COMPARED;
+- a task whose definition differs is listed ``changed (not compared)``;
+- a task only the candidate's suite has is ``added``; one only the baseline's suite
+  has is ``removed``; one the candidate ran but the baseline run skipped is ``not in
+  baseline run``. These three and the changed tasks are what the baseline no longer
+  covers (``Comparison.uncovered``): pin a new baseline to cover them;
+- a task the candidate's suite still has (unchanged) and the baseline ran, but the
+  candidate did not run, is MISSING from the candidate: a gate failure (a ``--limit``
+  or interrupted run cannot pass for a full one).
+
+The suite hash is informational. Runs of differently NAMED suites are refused
+unless forced.
+
+Classification of a compared task (the documented rule, for any epoch counts; an
+infra-error trial is no verdict and is left out of both counts):
+
+1. every baseline trial passed and every candidate trial failed: REGRESSION,
+   whatever the p-value (3/3 -> 0/3 has Fisher p = 0.05, 1/1 -> 0/1 p = 0.5: at
+   small epoch counts no test can reach significance, and a task that went from
+   always passing to always failing is the regression a gate exists for). The
+   mirror image (all fail -> all pass) is FIXED;
+2. otherwise, pass rates that differ are judged by a one-sided Fisher exact test
+   (candidate passes less / more often): REGRESSION / FIXED at p < ALPHA, FLAKY
+   when not significant;
+3. equal pass rates: no change.
+
+So with mixed epoch counts (a 5-epoch baseline, a 1-epoch candidate), 5/5 -> 0/1 is a
+regression by rule 1 and 4/5 -> 0/1 is flaky by rule 2.
+
+The suite-level paired test is McNemar's exact test over compared tasks (a task
+counts as passing when most of its graded trials pass).
+
+The gate (``gate_failures``) fails on any regression, on tasks missing from the
+candidate, on an interrupted or partial (sharded) candidate, on more infra errors in
+the candidate than ``max_infra_errors`` (default 0), and on a pass rate below
+``min_pass_rate`` when one is set. Infra errors are never regressions.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -90,6 +118,15 @@ class InfraNote:
 class Missing:
     task_id: str
     only_in: str  # "A" or "B"
+    why: str = ""  # missing | added | removed | not_in_baseline_run | changed
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """What ``--fail-on-regression`` fails on besides regressions."""
+
+    max_infra_errors: int = 0
+    min_pass_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -115,18 +152,38 @@ class Comparison:
     fixed: list[TaskChange] = field(default_factory=list)
     flaky: list[TaskChange] = field(default_factory=list)
     infra: list[InfraNote] = field(default_factory=list)
-    missing: list[Missing] = field(default_factory=list)
+    missing: list[Missing] = field(default_factory=list)  # in the candidate's suite, not run
+    changed: list[str] = field(default_factory=list)  # definition differs: not compared
+    added: list[str] = field(default_factory=list)  # only in the candidate's suite
+    removed: list[str] = field(default_factory=list)  # only in the baseline's suite
+    not_in_baseline: list[str] = field(default_factory=list)  # the baseline run skipped it
     mcnemar: McNemar = field(default_factory=lambda: McNemar(0, 0, 1.0))
     interrupted: list[str] = field(default_factory=list)  # "A" / "B"
+    a_partial: str | None = None  # why the candidate is partial (a shard), if it is
+    a_infra_trials: int = 0
+    a_pass_rate: float | None = None
 
     @property
     def same_suite(self) -> bool:
         return self.a_suite_hash == self.b_suite_hash
 
+    @property
+    def uncovered(self) -> list[str]:
+        """Candidate tasks the baseline does not cover (changed, added, not in its run)."""
+        return sorted({*self.changed, *self.added, *self.not_in_baseline})
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["same_suite"] = self.same_suite
+        data["uncovered"] = self.uncovered
         return data
+
+
+def _manifest(run: Run) -> dict[str, str]:
+    """task id -> definition hash of the run's whole suite (older files: its results)."""
+    if run.suite.tasks:
+        return dict(run.suite.tasks)
+    return {entry.task_id: entry.task.definition_hash() for entry in run.results}
 
 
 def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = None,
@@ -134,11 +191,11 @@ def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = Non
     """Compare candidate ``a`` with reference ``b`` (refs label them in the output)."""
     a_name = a_ref or a.run_id or "A"
     b_name = b_ref or b.run_id or "B"
-    if a.suite.hash != b.suite.hash and not force:
+    if a.suite.name != b.suite.name and not force:
         raise MeridianError(
-            f"runs {a_name} and {b_name} are of different suites ({a.suite.name} "
-            f"{a.suite.hash[:12]} vs {b.suite.name} {b.suite.hash[:12]}); their tasks may share "
-            "ids but not meaning (pass --force to compare anyway)"
+            f"runs {a_name} and {b_name} are of different suites ({a.suite.name} vs "
+            f"{b.suite.name}); their tasks may share ids but not meaning "
+            "(pass --force to compare anyway)"
         )
     epochs = a.settings.epochs > 1 or b.settings.epochs > 1
     result = Comparison(
@@ -147,31 +204,52 @@ def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = Non
         suite=a.suite.name, a_suite_hash=a.suite.hash, b_suite_hash=b.suite.hash,
         epochs=epochs, a=Metrics.of(a), b=Metrics.of(b),
         interrupted=[side for side, run in (("A", a), ("B", b)) if run.interrupted],
+        a_partial=(f"shard {a.settings.shard.label()}" if a.settings.shard else None),
+        a_infra_trials=a.summary.infra_errors, a_pass_rate=a.summary.pass_rate,
     )
+    a_suite, b_suite = _manifest(a), _manifest(b)
     b_entries = {entry.task_id: entry for entry in b.results}
     a_ids = {entry.task_id for entry in a.results}
     mcnemar_regressed = mcnemar_fixed = 0
     for entry in a.results:
         other = b_entries.get(entry.task_id)
         _note_infra(result, entry, "A")
+        mine = entry.task.definition_hash()
         if other is None:
-            result.missing.append(Missing(entry.task_id, only_in="A"))
+            if entry.task_id not in b_suite:
+                result.added.append(entry.task_id)
+            elif b_suite[entry.task_id] != mine:
+                result.changed.append(entry.task_id)
+            else:
+                result.not_in_baseline.append(entry.task_id)
             continue
         _note_infra(result, other, "B")
+        if other.task.definition_hash() != mine:
+            result.changed.append(entry.task_id)
+            continue
         if not entry.graded or not other.graded:
             continue
         a_majority = entry.passes * 2 > len(entry.graded)
         b_majority = other.passes * 2 > len(other.graded)
         mcnemar_regressed += b_majority and not a_majority
         mcnemar_fixed += a_majority and not b_majority
-        change = _classify(entry, other, epochs)
+        change = classify(entry.passes, len(entry.graded), other.passes, len(other.graded))
         if change is not None:
+            label, p = change
+            item = TaskChange(entry.task_id, label, entry.passes, len(entry.graded), other.passes,
+                              len(other.graded), p)
             {"regression": result.regressions, "fixed": result.fixed,
-             "flaky": result.flaky}[change.label].append(change)
+             "flaky": result.flaky}[label].append(item)
     for entry in b.results:
-        if entry.task_id not in a_ids:
+        if entry.task_id in a_ids:
+            continue
+        if entry.task_id not in a_suite:
+            result.removed.append(entry.task_id)
+        elif a_suite[entry.task_id] != entry.task.definition_hash():
+            result.changed.append(entry.task_id)
+        else:
             _note_infra(result, entry, "B")
-            result.missing.append(Missing(entry.task_id, only_in="B"))
+            result.missing.append(Missing(entry.task_id, only_in="B", why="missing"))
     result.mcnemar = McNemar(mcnemar_regressed, mcnemar_fixed,
                              stats.mcnemar_exact(mcnemar_regressed, mcnemar_fixed))
     return result
@@ -183,22 +261,50 @@ def _note_infra(result: Comparison, entry: TaskEntry, side: str) -> None:
         result.infra.append(InfraNote(entry.task_id, side, len(errors), errors[0]))
 
 
-def _classify(a: TaskEntry, b: TaskEntry, epochs: bool) -> TaskChange | None:
-    a_pass, a_n = a.passes, len(a.graded)
-    b_pass, b_n = b.passes, len(b.graded)
+def classify(a_pass: int, a_n: int, b_pass: int, b_n: int) -> tuple[Label, float | None] | None:
+    """(label, Fisher p or None) for a task with ``a_pass``/``a_n`` graded trials passing
+    in the candidate and ``b_pass``/``b_n`` in the baseline; None when unchanged.
+    The rule is in the module docstring."""
+    if a_n < 1 or b_n < 1:
+        return None
     a_rate, b_rate = a_pass / a_n, b_pass / b_n
     if a_rate == b_rate:
         return None
-    if not epochs:
-        label: Label = "regression" if a_rate < b_rate else "fixed"
-        return TaskChange(a.task_id, label, a_pass, a_n, b_pass, b_n, None)
+    deterministic = a_n == 1 and b_n == 1
     if a_rate < b_rate:
         p = stats.fisher_exact_less(a_pass, a_n - a_pass, b_pass, b_n - b_pass)
-        label = "regression" if p < ALPHA else "flaky"
-    else:
-        p = stats.fisher_exact_greater(a_pass, a_n - a_pass, b_pass, b_n - b_pass)
-        label = "fixed" if p < ALPHA else "flaky"
-    return TaskChange(a.task_id, label, a_pass, a_n, b_pass, b_n, round(p, 6))
+        if b_pass == b_n and a_pass == 0:
+            return "regression", None if deterministic else round(p, 6)
+        return ("regression" if p < ALPHA else "flaky"), round(p, 6)
+    p = stats.fisher_exact_greater(a_pass, a_n - a_pass, b_pass, b_n - b_pass)
+    if b_pass == 0 and a_pass == a_n:
+        return "fixed", None if deterministic else round(p, 6)
+    return ("fixed" if p < ALPHA else "flaky"), round(p, 6)
+
+
+def gate_failures(c: Comparison, policy: GatePolicy | None = None) -> list[str]:
+    """Why ``--fail-on-regression`` fails (empty: the gate passes)."""
+    policy = policy or GatePolicy()
+    reasons: list[str] = []
+    if c.regressions:
+        reasons.append(f"{len(c.regressions)} task(s) regressed: "
+                       + ", ".join(ch.task_id for ch in c.regressions[:10]))
+    if c.missing:
+        reasons.append(f"{len(c.missing)} task(s) of the suite missing from the candidate run: "
+                       + ", ".join(m.task_id for m in c.missing[:10])
+                       + (" ..." if len(c.missing) > 10 else ""))
+    if "A" in c.interrupted:
+        reasons.append("the candidate run was interrupted (partial)")
+    if c.a_partial:
+        reasons.append(f"the candidate run is partial ({c.a_partial}; merge the shards first)")
+    if c.a_infra_trials > policy.max_infra_errors:
+        reasons.append(f"{c.a_infra_trials} infra error(s) in the candidate run "
+                       f"(at most {policy.max_infra_errors} allowed: --max-infra-errors)")
+    if policy.min_pass_rate is not None and (c.a_pass_rate is None
+                                             or c.a_pass_rate < policy.min_pass_rate):
+        got = "n/a" if c.a_pass_rate is None else f"{c.a_pass_rate * 100:.1f}%"
+        reasons.append(f"pass rate {got} is below --min-pass-rate {policy.min_pass_rate * 100:.1f}%")
+    return reasons
 
 
 # --- rendering ----------------------------------------------------------------------
@@ -257,7 +363,7 @@ def _change_line(change: TaskChange, epochs: bool) -> str:
 
 
 def _sections(c: Comparison) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(title, note, [(task, detail)]) in display order."""
+    """(title, note, [(task, detail)]) in display order; empty optional ones dropped."""
     sections = [
         ("REGRESSIONS", "", [(ch.task_id, _change_line(ch, c.epochs)) for ch in c.regressions]),
         ("FIXED", "", [(ch.task_id, _change_line(ch, c.epochs)) for ch in c.fixed]),
@@ -267,8 +373,16 @@ def _sections(c: Comparison) -> list[tuple[str, str, list[tuple[str, str]]]]:
                          [(ch.task_id, _change_line(ch, c.epochs)) for ch in c.flaky]))
     sections.append(("INFRA ERRORS", "never regressions",
                      [(n.task_id, f"{n.run}: {n.count}x {n.error}") for n in c.infra]))
-    sections.append(("MISSING", "never regressions",
-                     [(m.task_id, f"only in {m.only_in}") for m in c.missing]))
+    sections.append(("MISSING", "in the suite, not run by the candidate: fails the gate",
+                     [(m.task_id, "not run by A") for m in c.missing]))
+    optional = [
+        ("CHANGED", "definition differs: not compared", [(t, "changed (not compared)") for t in c.changed]),
+        ("ADDED", "new in A's suite: not in the baseline", [(t, "only in A") for t in c.added]),
+        ("REMOVED", "no longer in A's suite", [(t, "only in B") for t in c.removed]),
+        ("NOT IN BASELINE RUN", "B's suite has it, B did not run it",
+         [(t, "only run by A") for t in c.not_in_baseline]),
+    ]
+    sections += [section for section in optional if section[2]]
     return sections
 
 
@@ -278,12 +392,22 @@ def _mcnemar_line(c: Comparison) -> str:
             f"p = {m.p_value:.4f}")
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _no_newlines(text: str) -> str:
+    """Agent text on one line (a message with newlines cannot forge report lines)."""
+    return re.sub(r"[\r\n\x0b\x0c\x1b]+", " ", str(text))
+
+
 def render_text(c: Comparison) -> str:
     lines = [f"SUITE: {c.suite} ({c.a_suite_hash[:12]})"]
     if not c.same_suite:
-        lines.append(f"WARNING: suites differ (B is {c.b_suite_hash[:12]}); compared by task id")
-    lines.append(f"A: {c.a_ref}  {c.a_agent}")
-    lines.append(f"B: {c.b_ref}  {c.b_agent}")
+        lines.append(f"note: suite edited since B ({c.b_suite_hash[:12]}); tasks matched by id "
+                     "and definition")
+    lines.append(f"A: {c.a_ref}  {_one_line(c.a_agent)}")
+    lines.append(f"B: {c.b_ref}  {_one_line(c.b_agent)}")
     for side in c.interrupted:
         lines.append(f"WARNING: run {side} was interrupted (partial)")
     lines.append("")
@@ -296,32 +420,50 @@ def render_text(c: Comparison) -> str:
         if not items:
             lines.append("  none")
         width = max((len(task) for task, _ in items), default=0)
-        lines.extend(f"  {task:<{width}}  {detail}" for task, detail in items)
+        lines.extend(f"  {task:<{width}}  {_no_newlines(detail)}" for task, detail in items)
     lines.append("")
     lines.append(_mcnemar_line(c))
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(c: Comparison) -> str:
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` as inert markdown: one line, HTML-escaped, every markdown punctuation
+    character backslash-escaped, so agent output (an exception message, a task id
+    from a dataset) can neither start a heading nor inject a link, image or tag."""
+    import html
+
+    flat = _one_line(text)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(flat, quote=True))
+
+
+def render_markdown(c: Comparison, policy: GatePolicy | None = None) -> str:
+    failures = gate_failures(c, policy)
     verdict = (f"**{len(c.regressions)} regression(s)**" if c.regressions
-               else "No regressions")
+               else "gate FAILED" if failures else "No regressions")
     lines = [
-        f"### Meridian eval: {c.suite}: {verdict}",
+        f"### Meridian eval: {md_escape(c.suite)}: {verdict}",
         "",
-        f"A: `{c.a_ref}` {c.a_agent} &nbsp; B: `{c.b_ref}` {c.b_agent}",
+        (f"A: {md_escape(c.a_ref)} {md_escape(c.a_agent)} &nbsp; "
+         f"B: {md_escape(c.b_ref)} {md_escape(c.b_agent)}"),
     ]
+    if failures:
+        lines += ["", "**Gate failures:**", ""] + [f"- {md_escape(r)}" for r in failures]
     if not c.same_suite:
         lines.append("")
-        lines.append(f"> Suites differ ({c.a_suite_hash[:12]} vs {c.b_suite_hash[:12]}); "
-                     "compared by task id.")
+        lines.append(f"> Suite edited since B ({c.a_suite_hash[:12]} vs {c.b_suite_hash[:12]}); "
+                     "tasks matched by id and definition.")
     lines += ["", "| metric | A | B | delta |", "| --- | ---: | ---: | ---: |"]
-    lines += [f"| {name} | {a} | {b} | {delta} |" for name, a, b, delta in metric_rows(c)]
+    lines += [f"| {name} | {a} | {b} | {delta} |"
+              for name, a, b, delta in metric_rows(c)]
     for title, note, items in _sections(c):
         lines.append("")
         lines.append(f"**{title}: {len(items)}**" + (f" ({note})" if note else ""))
         if items:
             lines.append("")
-            lines.extend(f"- `{task}`: {detail}" for task, detail in items)
+            lines.extend(f"- {md_escape(task)}: {md_escape(detail)}" for task, detail in items)
     lines += ["", _mcnemar_line(c)]
     return "\n".join(lines) + "\n"
 
@@ -330,6 +472,6 @@ def render_json(c: Comparison) -> str:
     return json.dumps(c.to_json(), indent=2, sort_keys=True) + "\n"
 
 
-def gate_failed(c: Comparison) -> bool:
-    """What ``--fail-on-regression`` acts on: any regression, and nothing else."""
-    return bool(c.regressions)
+def gate_failed(c: Comparison, policy: GatePolicy | None = None) -> bool:
+    """Whether ``--fail-on-regression`` fails (see ``gate_failures`` for why)."""
+    return bool(gate_failures(c, policy))

@@ -14,6 +14,9 @@ from typing import Any
 from meridian.evals.run import Run, TaskEntry
 from meridian.evals.types import Step, TaskResult
 
+# Failing tasks first: what a reader opens the report for.
+_STATUS_ORDER = {"fail": 0, "flaky": 1, "infra_error": 2, "pass": 3}
+
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;color:#1d232b}
 h1{font-size:1.4rem;margin:0 0 .25rem}h2{font-size:1.1rem;margin:2rem 0 .5rem}
@@ -100,7 +103,9 @@ def _trial(trial: TaskResult, timings: bool) -> str:
         rows = "".join(
             f'<tr><td>{escape(s.name)}</td><td class="{"pass" if s.passed else "fail"}">'
             f'{"pass" if s.passed else "fail"}</td><td>{s.value:.2f}</td>'
-            f"<td>{escape(s.detail)}</td></tr>" for s in trial.scores)
+            f"<td>{escape(s.detail)}"
+            + (f"<pre>{escape(_text(s.metadata))}</pre>" if s.metadata else "")
+            + "</td></tr>" for s in trial.scores)
         parts.append(f"<table><tr><th>grader</th><th></th><th>value</th><th>detail</th></tr>"
                      f"{rows}</table>")
     if trial.trajectory is not None:
@@ -110,7 +115,35 @@ def _trial(trial: TaskResult, timings: bool) -> str:
     return "".join(parts)
 
 
-def render_html(run: Run) -> str:
+def _baseline_diff(c: Any) -> str:
+    """The comparison with a baseline: gate failures, then each list of tasks."""
+    from meridian.evals import compare as cmp
+
+    failures = cmp.gate_failures(c)
+    parts = [f"<h2>Against baseline {escape(c.b_ref)} ({escape(c.b_agent)})</h2>"]
+    if failures:
+        parts.append('<ul class="fail">' + "".join(f"<li>{escape(r)}</li>" for r in failures)
+                     + "</ul>")
+    else:
+        parts.append('<p class="pass">no regressions, nothing missing</p>')
+    rows = "".join(f"<tr><td>{escape(name)}</td><td>{escape(a)}</td><td>{escape(b)}</td>"
+                   f"<td>{escape(delta)}</td></tr>" for name, a, b, delta in cmp.metric_rows(c))
+    parts.append(f"<table><tr><th>metric</th><th>this run</th><th>baseline</th><th>delta</th>"
+                 f"</tr>{rows}</table>")
+    for title, note, items in cmp._sections(c):
+        if not items:
+            continue
+        parts.append(f"<h3>{escape(title)} ({len(items)})"
+                     + (f" <span class=\"meta\">{escape(note)}</span>" if note else "") + "</h3>")
+        parts.append("<ul>" + "".join(
+            f'<li><a href="#task-{escape(task)}">{escape(task)}</a>: {escape(detail)}</li>'
+            for task, detail in items) + "</ul>")
+    return "".join(parts)
+
+
+def render_html(run: Run, baseline: Any = None) -> str:
+    """The report; ``baseline`` (a ``compare.Comparison`` of this run with another)
+    adds a diff section. Failing tasks come first in the table and the trajectories."""
     title = f"{run.suite.name}: {run.agent.name}@{run.agent.version}"
     meta = [f"run {run.run_id or '(exported)'}", f"suite hash {run.suite.hash[:12]}"]
     if run.created_at:
@@ -121,19 +154,20 @@ def render_html(run: Run) -> str:
         meta.append(f"{run.settings.epochs} epochs")
     if run.interrupted:
         meta.append("INTERRUPTED (partial run)")
-    rows = "".join(_task_row(entry) for entry in run.results)
+    ordered = sorted(run.results, key=lambda e: (_STATUS_ORDER.get(e.status, 9), e.index))
+    rows = "".join(_task_row(entry) for entry in ordered)
     tasks = "".join(
         f'<section id="task-{escape(entry.task_id)}"><h2>{escape(entry.task_id)}</h2>'
         f"<details><summary>input and expected</summary><pre>{escape(_text(entry.task.input))}"
         f"</pre><pre>{escape(_text(entry.task.expected))}</pre></details>"
         + "".join(_trial(trial, run.timings) for trial in entry.trials) + "</section>"
-        for entry in run.results
+        for entry in ordered
     )
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
         f"<h1>{escape(title)}</h1><div class=\"meta\">{escape(' · '.join(meta))}</div>"
-        f"{_summary(run)}<h2>Tasks</h2><table><tr><th>task</th><th>status</th><th>passed</th>"
+        f"{_summary(run)}{_baseline_diff(baseline) if baseline is not None else ''}<h2>Tasks</h2><table><tr><th>task</th><th>status</th><th>passed</th>"
         f"<th>steps</th><th>cost</th><th>failing graders / errors</th></tr>{rows}</table>"
         f"<h2>Trajectories</h2>{tasks}</body></html>\n"
     )

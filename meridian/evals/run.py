@@ -37,12 +37,19 @@ from meridian.errors import MeridianError
 from meridian.evals import stats
 from meridian.evals.types import Task, TaskResult
 
-RUN_VERSION = 1
+RUN_VERSION = 2
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2 added the suite's task manifest (``suite.tasks``), Score.metadata,
+    # Trajectory.reported_latency_s and Task.visible, all optional: a v1 file has none.
+    return {**data, "version": 2}
+
 
 # version n -> a function turning a version-n document into a version-(n+1) one.
-# Version 1 is the first format; changing the format bumps RUN_VERSION and adds the
-# step from the previous version here, so every older file still reads.
-_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# Changing the format bumps RUN_VERSION and adds the step from the previous version
+# here, so every older file still reads.
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 # Keys dropped from trajectories and steps in the portable form (wall-clock noise).
 _TIMING_KEYS = ("latency_s", "started_at", "reported_latency_s")
@@ -60,9 +67,14 @@ class _Strict(BaseModel):
 
 
 class SuiteInfo(_Strict):
+    """The suite a run measured. ``hash`` is informational (any edit changes it);
+    ``tasks`` maps every task id of the suite (run or not) to its definition hash, so
+    compare can tell a task the run skipped from one the suite no longer has."""
+
     name: str
     hash: str
     path: str | None = None
+    tasks: dict[str, str] = Field(default_factory=dict)
 
 
 class AgentInfo(_Strict):
@@ -170,6 +182,7 @@ class Run(BaseModel):
     agent: AgentInfo
     settings: Settings
     merged_from: list[str] = Field(default_factory=list)
+    regraded_from: str | None = None  # the run whose trajectories were graded again
     interrupted: bool = False
     timings: bool = True
     summary: Summary
@@ -233,12 +246,18 @@ def summarize(results: Sequence[TaskEntry], epochs: int, *, timings: bool = True
     tool_steps = [step for traj in trajectories for step in traj.tool_steps]
     pass_at: dict[str, float] = {}
     pass_hat: dict[str, float] = {}
+    # Over every task with a trial, an infra error counting as a try that did not
+    # pass, and k capped at the task's own trial count: each task's pass^k is then
+    # non-increasing in k (and pass@k non-decreasing) over the same set of tasks, so
+    # an infra error can never make pass^2 beat pass^1 by dropping a task.
+    tried = [e for e in results if e.trials]
     for k in range(1, epochs + 1):
-        eligible = [e for e in results if len(e.graded) >= k]
-        if not eligible:
-            continue
-        pass_at[str(k)] = _mean([stats.pass_at_k(len(e.graded), e.passes, k) for e in eligible])
-        pass_hat[str(k)] = _mean([stats.pass_hat_k(len(e.graded), e.passes, k) for e in eligible])
+        if not tried:
+            break
+        pass_at[str(k)] = _mean([stats.pass_at_k(len(e.trials), e.passes, min(k, len(e.trials)))
+                                 for e in tried])
+        pass_hat[str(k)] = _mean([stats.pass_hat_k(len(e.trials), e.passes, min(k, len(e.trials)))
+                                  for e in tried])
     return Summary(
         tasks=len(results),
         trials=len(trials),
@@ -322,6 +341,36 @@ def loads(data: bytes | str, source: str) -> Run:
         field = ".".join(str(part) for part in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
         raise RunFileError(f"{source}: {field + ': ' if field else ''}{message}") from None
+
+
+# --- re-grading ---------------------------------------------------------------------
+
+
+def regrade(run: Run, *, offline: bool = False) -> Run:
+    """``run`` with every stored trajectory graded again by today's graders.
+
+    The task definitions (graders and their arguments) are the ones the run
+    recorded, so the result says what today's grader code makes of the same
+    trajectories. Trials without a trajectory (the agent failed or timed out, an
+    infra error before an answer) are kept as they were: there is nothing to grade.
+    """
+    from meridian.evals.graders import grade_task
+
+    results = []
+    for entry in run.results:
+        trials = []
+        for trial in entry.trials:
+            if trial.trajectory is None:
+                trials.append(trial)
+                continue
+            graded = grade_task(entry.task, trial.trajectory, offline=offline, epoch=trial.epoch,
+                                attempts=trial.attempts)
+            trials.append(graded)
+        results.append(entry.model_copy(update={"trials": trials}))
+    return run.model_copy(update={
+        "run_id": None, "merged_from": [], "results": results,
+        "summary": summarize(results, run.settings.epochs, timings=run.timings),
+    })
 
 
 # --- merging shards -----------------------------------------------------------------

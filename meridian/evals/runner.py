@@ -742,6 +742,24 @@ def _entries(selected: Iterable[tuple[int, Task]], jobs: Sequence[Job],
     ]
 
 
+def refuse_without_model_key(tasks: Sequence[Task], *, offline: bool) -> None:
+    """Refuse, before any agent runs, tasks graded by a model when no API key is set.
+
+    Otherwise the agent would be run (and billed) for every such task and its
+    verdict then dropped as an infra error. ``--offline`` skips those tasks instead.
+    """
+    if offline or os.environ.get("ANTHROPIC_API_KEY"):
+        return
+    from meridian.evals.suite import needs_network
+
+    needy = [task.id for task in tasks if needs_network(task)]
+    if needy:
+        shown = ", ".join(needy[:5]) + (" ..." if len(needy) > 5 else "")
+        raise MeridianError(
+            f"{len(needy)} selected task(s) are graded by a model (llm_judge: {shown}) and "
+            "ANTHROPIC_API_KEY is not set: set it, or pass --offline to skip them")
+
+
 def run_suite(
     suite: Any,
     agent_spec: str,
@@ -761,8 +779,9 @@ def run_suite(
     """
     from meridian.evals.agents import load_agent
 
-    agent = load_agent(agent_spec)
     tasks = suite.select(tags=tags, limit=limit, offline=options.offline)
+    refuse_without_model_key(tasks, offline=options.offline)
+    agent = load_agent(agent_spec)
     started_at, started = utc_now(), time.monotonic()
     entries, interrupted = run_tasks(tasks, agent_spec, options, progress=progress, shard=shard,
                                      agent=agent)
@@ -775,7 +794,8 @@ def run_suite(
         created_at=started_at,
         duration_s=round(time.monotonic() - started, 3),
         git=git,
-        suite=runfile.SuiteInfo(name=suite.name, hash=suite.hash, path=str(suite.path)),
+        suite=runfile.SuiteInfo(name=suite.name, hash=suite.hash, path=str(suite.path),
+                                tasks=suite.task_hashes()),
         agent=runfile.AgentInfo(name=str(agent.name), version=str(agent.version), spec=agent_spec),
         settings=runfile.Settings(epochs=options.epochs, offline=options.offline,
                                   isolation=options.isolation, tags=sorted(tags), limit=limit,

@@ -75,10 +75,16 @@ def test_infra_errors_and_missing_tasks_are_listed_never_regressions() -> None:
     assert "rate_limited" not in [c.task_id for c in result.regressions]
     assert [(n.task_id, n.run, n.error) for n in result.infra] == [
         ("rate_limited", "A", "RateLimitError: 429 Too Many Requests")]
-    assert [(m.task_id, m.only_in) for m in result.missing] == [("new_task", "A"), ("old_task", "B")]
+    # The runs carry no suite manifest: each suite is what its run holds.
+    assert (result.added, result.removed, result.missing) == (["new_task"], ["old_task"], [])
     only_infra = make_run({"a": "infra_error"}, run_id="c" * 12)
     passing = make_run({"a": "pass"}, run_id="d" * 12)
-    assert not cmp.gate_failed(cmp.compare(only_infra, passing))
+    only_infra_result = cmp.compare(only_infra, passing)
+    assert not only_infra_result.regressions
+    # Not a regression, but the gate counts infra errors (at most 0 by default).
+    assert cmp.gate_failures(only_infra_result) == [
+        "1 infra error(s) in the candidate run (at most 0 allowed: --max-infra-errors)"]
+    assert not cmp.gate_failed(only_infra_result, cmp.GatePolicy(max_infra_errors=1))
 
 
 def test_a_task_that_starts_hanging_is_a_regression() -> None:
@@ -117,18 +123,21 @@ def test_runs_without_timings_show_no_latency() -> None:
     assert rows["p95 latency"] == ("n/a", "0.9s", "n/a")
 
 
-def test_different_suites_are_refused_unless_forced() -> None:
+def test_differently_named_suites_are_refused_unless_forced() -> None:
     v1, v2 = baseline_and_candidate()
-    other = v2.model_copy(update={"suite": v2.suite.model_copy(update={"hash": "f" * 64})})
+    other = v2.model_copy(update={"suite": v2.suite.model_copy(update={"name": "other",
+                                                                       "hash": "f" * 64})})
     with pytest.raises(MeridianError) as info:
         cmp.compare(other, v1)
     assert str(info.value) == (
-        "runs a2a2a2a2a2a2 and b1b1b1b1b1b1 are of different suites (golden ffffffffffff vs "
-        "golden aaaaaaaaaaaa); their tasks may share ids but not meaning "
-        "(pass --force to compare anyway)")
+        "runs a2a2a2a2a2a2 and b1b1b1b1b1b1 are of different suites (other vs golden); their "
+        "tasks may share ids but not meaning (pass --force to compare anyway)")
     forced = cmp.compare(other, v1, force=True)
     assert not forced.same_suite
-    assert "WARNING: suites differ" in cmp.render_text(forced)
+    assert "note: suite edited since B (aaaaaaaaaaaa)" in cmp.render_text(forced)
+    # An edited suite (same name, another hash) compares without --force.
+    edited = v2.model_copy(update={"suite": v2.suite.model_copy(update={"hash": "f" * 64})})
+    assert [c.task_id for c in cmp.compare(edited, v1).regressions] == ["json_out"]
 
 
 def test_with_epochs_a_regression_needs_evidence() -> None:
@@ -166,4 +175,107 @@ def test_json_and_markdown_formats() -> None:
     markdown = cmp.render_markdown(result)
     assert markdown.startswith("### Meridian eval: golden: **1 regression(s)**\n")
     assert "| task success | 80.0% | 66.7% | +13.3 |" in markdown
-    assert "- `json_out`: pass -> fail" in markdown
+    assert "- json\\_out: pass \\-&gt; fail" in markdown
+
+
+# ------------------------------------------------------------------ suites that evolve
+
+
+def with_manifest(run: Run, **tasks: str) -> Run:
+    """``run`` whose suite manifest is its results plus ``tasks`` (id -> hash)."""
+    manifest = {e.task_id: e.task.definition_hash() for e in run.results} | tasks
+    return run.model_copy(update={"suite": run.suite.model_copy(update={"tasks": manifest})})
+
+
+def edited(run: Run, task_id: str, expected: str) -> Run:
+    results = [e if e.task_id != task_id else e.model_copy(update={
+        "task": e.task.model_copy(update={"expected": expected})}) for e in run.results]
+    return run.model_copy(update={"results": results})
+
+
+def test_a_suite_with_one_added_and_one_edited_task_compares_the_rest() -> None:
+    base = with_manifest(make_run({"a": "pass", "b": "pass", "c": "pass"}, run_id="b" * 12))
+    cand = make_run({"a": "fail", "b": "fail", "c": "pass", "d": "pass"}, run_id="a" * 12,
+                    suite_hash="f" * 64)
+    cand = with_manifest(edited(cand, "b", "43"))
+    result = cmp.compare(cand, base)
+    assert [c.task_id for c in result.regressions] == ["a"]  # unchanged tasks still gate
+    assert result.changed == ["b"] and result.added == ["d"] and result.uncovered == ["b", "d"]
+    text = cmp.render_text(result)
+    assert "CHANGED (1)  definition differs: not compared\n  b  changed (not compared)\n" in text
+    assert "ADDED (1)  new in A's suite: not in the baseline\n  d  only in A\n" in text
+
+
+def test_tasks_missing_from_the_candidate_and_interrupted_runs_fail_the_gate() -> None:
+    base = with_manifest(make_run({f"t{i}": "pass" for i in range(6)}, run_id="b" * 12))
+    limited = make_run({"t0": "pass"}, run_id="a" * 12)
+    limited = limited.model_copy(update={"suite": base.suite})  # its suite has all six
+    result = cmp.compare(limited, base)
+    assert not result.regressions and [m.task_id for m in result.missing] == [
+        "t1", "t2", "t3", "t4", "t5"]
+    assert cmp.gate_failures(result) == [
+        "5 task(s) of the suite missing from the candidate run: t1, t2, t3, t4, t5"]
+    stopped = limited.model_copy(update={"interrupted": True})
+    assert "the candidate run was interrupted (partial)" in cmp.gate_failures(cmp.compare(stopped, base))
+    # A task the suite dropped is listed as removed, and does not fail the gate.
+    shrunk = limited.model_copy(update={"suite": limited.suite.model_copy(update={
+        "tasks": {"t0": base.suite.tasks["t0"]}})})
+    shrunk_result = cmp.compare(shrunk, base)
+    assert shrunk_result.removed == ["t1", "t2", "t3", "t4", "t5"]
+    assert not cmp.gate_failed(shrunk_result)
+
+
+def test_min_pass_rate_gates_on_the_rate() -> None:
+    run = make_run({"a": "pass", "b": "fail"}, run_id="a" * 12)
+    result = cmp.compare(run, run)
+    assert not cmp.gate_failed(result, cmp.GatePolicy(min_pass_rate=0.5))
+    assert cmp.gate_failures(result, cmp.GatePolicy(min_pass_rate=0.75)) == [
+        "pass rate 50.0% is below --min-pass-rate 75.0%"]
+
+
+# ------------------------------------------------------------------ epochs that decide
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 3, 5])
+def test_all_pass_to_all_fail_regresses_at_any_epoch_count(epochs: int) -> None:
+    base = make_run({"t": ["pass"] * epochs}, run_id="b" * 12)
+    cand = make_run({"t": ["fail"] * epochs}, run_id="a" * 12)
+    result = cmp.compare(cand, base)
+    assert [c.task_id for c in result.regressions] == ["t"] and cmp.gate_failed(result)
+    assert [c.task_id for c in cmp.compare(base, cand).fixed] == ["t"]
+
+
+@pytest.mark.parametrize(("baseline", "candidate", "label"), [
+    (["pass"] * 5, ["fail"], "regression"),  # 5/5 -> 0/1: rule 1, whatever p
+    (["pass"], ["fail"] * 5, "regression"),
+    (["pass"] * 4 + ["fail"], ["fail"], "flaky"),  # 4/5 -> 0/1: Fisher p = 0.167
+    (["pass", "pass", "fail"], ["fail", "fail"], "flaky"),  # mixed: exact test, p = 0.3
+    (["pass"] * 5, ["pass", "fail", "fail", "fail", "fail"], "regression"),  # p = 0.024
+    (["pass", "fail"], ["pass", "fail", "pass"], "flaky"),
+])
+def test_mixed_epoch_counts(baseline: list[str], candidate: list[str], label: str) -> None:
+    result = cmp.compare(make_run({"t": candidate}, run_id="a" * 12),
+                         make_run({"t": baseline}, run_id="b" * 12))
+    labels = [c.label for c in result.regressions + result.fixed + result.flaky]
+    assert labels == [label]
+
+
+def test_infra_error_trials_are_no_verdict_in_either_count() -> None:
+    base = make_run({"t": ["pass", "pass", "pass"]}, run_id="b" * 12)
+    cand = make_run({"t": ["fail", "infra_error", "fail"]}, run_id="a" * 12)
+    [change] = cmp.compare(cand, base).regressions
+    assert (change.a_passed, change.a_graded, change.b_passed, change.b_graded) == (0, 2, 3, 3)
+
+
+# ------------------------------------------------------------------ escaping
+
+
+def test_markdown_escapes_everything_an_agent_wrote() -> None:
+    base = make_run({"t": "pass"}, run_id="b" * 12)
+    cand = make_run({"t": "infra_error"}, run_id="a" * 12,
+                    t={"error": "boom\n### injected heading\n<img src=x onerror=alert(1)> [x](http://e)"})
+    markdown = cmp.render_markdown(cmp.compare(cand, base))
+    assert "\n### injected" not in markdown and "<img" not in markdown and "](http" not in markdown
+    assert "boom \\#\\#\\# injected heading &lt;img src=x onerror=alert\\(1\\)&gt; \\[x\\]" in markdown
+    text = cmp.render_text(cmp.compare(cand, base))
+    assert "\n### injected" not in text

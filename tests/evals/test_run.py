@@ -165,14 +165,27 @@ def test_summary_figures() -> None:
     s = run.summary
     assert (s.tasks, s.trials, s.passed, s.failed, s.infra_errors) == (3, 9, 4, 4, 1)
     assert s.pass_rate == 0.5
-    # pass@1 is the mean per-task pass rate: (2/3 + 0 + 1) / 3
-    assert s.pass_at_k["1"] == pytest.approx((2 / 3 + 0 + 1) / 3, abs=1e-6)
-    # pass^3 only counts tasks with three graded trials: a (0) and b (0)
+    # pass@1 is the mean per-task pass rate, an infra error a try that did not pass:
+    # (2/3 + 0 + 2/3) / 3
+    assert s.pass_at_k["1"] == pytest.approx((2 / 3 + 0 + 2 / 3) / 3, abs=1e-6)
+    # every task counts at every k (c's infra error no longer drops it from pass^3)
     assert s.pass_hat_k["3"] == 0.0
-    assert s.pass_at_k["3"] == pytest.approx(0.5)
+    assert s.pass_at_k["3"] == pytest.approx(2 / 3)
+    assert list(s.pass_hat_k.values()) == sorted(s.pass_hat_k.values(), reverse=True)
     assert s.median_steps == 2.0
     assert s.tool_error_rate == pytest.approx(3 / 22, abs=1e-6)  # 12 + 6 + 4 tool steps
     assert [e.status for e in run.results] == ["flaky", "fail", "pass"]
+
+
+@pytest.mark.parametrize("outcomes", [
+    {"a": ["pass", "infra_error"], "b": ["pass", "pass"]},
+    {"a": ["pass", "pass", "infra_error"], "b": ["pass", "fail", "pass"], "c": ["pass"]},
+    {"a": ["infra_error", "pass", "pass", "pass", "infra_error"], "b": ["fail"] * 5},
+])
+def test_pass_hat_k_never_rises_with_k_over_infra_errors(outcomes: dict[str, list[str]]) -> None:
+    hat = make_run(outcomes).summary.pass_hat_k
+    values = [hat[str(k)] for k in range(1, len(hat) + 1)]
+    assert values == sorted(values, reverse=True), hat
 
 
 def test_portable_form_keeps_only_the_verdict_of_wall_clock_graders() -> None:
