@@ -118,39 +118,35 @@ def _stale(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list
     return refusals
 
 
-def _regressions(repo: gitio.Repository, facts: ProjectFacts) -> list[Refusal]:
-    from meridian.evals import compare, store
+def _regressions(repo: gitio.Repository, facts: ProjectFacts,
+                 warnings: list[str] | None = None) -> list[Refusal]:
+    # The comparison itself lives in meridian.evals.baselines (shared with `meridian ci`).
+    from meridian.evals.baselines import check_baselines
     from meridian.ledger import Ledger
 
-    ledger = Ledger(repo, facts.branch)
-    pinned = [b for b in store.baselines(ledger) if b.run_id is not None]
-    if not pinned:
-        return []
-    runs = store.index(ledger)
     refusals = []
-    every = store.index(ledger, include_pruned=True)
-    for baseline in pinned:
-        base_entry = next((e for e in every if e.run_id == baseline.run_id), None)
-        if base_entry is None:
+    for check in check_baselines(Ledger(repo, facts.branch)):
+        if check.uncovered and warnings is not None:
+            warnings.append(
+                f"baseline {check.baseline} no longer covers {len(check.uncovered)} task(s) of "
+                f"suite {check.suite} ({', '.join(check.uncovered[:5])}"
+                + (" ..." if len(check.uncovered) > 5 else "") + "): changed or added since; pin "
+                f"a new baseline to cover them: meridian baseline pin {check.baseline} "
+                f"{check.latest_run}")
+        if check.ok:
             continue
-        same_suite = [e for e in runs if e.data.suite_hash == base_entry.data.suite_hash]
-        if not same_suite or same_suite[-1].run_id == base_entry.run_id:
-            continue
-        latest = same_suite[-1]
-        result = compare.compare(store.load_run(ledger, latest.run_id),
-                                 store.load_run(ledger, base_entry.run_id),
-                                 a_ref=latest.run_id, b_ref=f"baseline:{baseline.name}")
-        if not compare.gate_failed(result):
-            continue
-        tasks = [change.task_id for change in result.regressions]
+        others = check.failures[1:] if check.regressions else check.failures
+        what = ([f"{len(check.regressions)} task(s) passed there and fail now"]
+                if check.regressions else []) + others
+        verb = "regresses against" if check.regressions else "fails the gate against"
         refusals.append(Refusal(
-            reason=(f"suite {base_entry.data.suite}: the latest run {latest.run_id} regresses "
-                    f"against baseline {baseline.name} (run {base_entry.run_id}): "
-                    f"{len(tasks)} task(s) passed there and fail now"),
-            next_step=(f"see `meridian eval compare {latest.run_id} baseline:{baseline.name}`; "
+            reason=(f"suite {check.suite}: the latest run {check.latest_run} {verb} baseline "
+                    f"{check.baseline} (run {check.baseline_run}): " + "; ".join(what)),
+            next_step=(f"see `meridian eval compare {check.latest_run} baseline:{check.baseline}`; "
                        "fix the agent and run the suite again, or, if the change is intended, "
-                       f"pin a new baseline: meridian baseline pin {baseline.name} {latest.run_id}"),
-            details=report.listed(tasks), mechanism=REGRESSION_RULE))
+                       f"pin a new baseline: meridian baseline pin {check.baseline} "
+                       f"{check.latest_run}"),
+            details=report.listed(check.regressions), mechanism=REGRESSION_RULE))
     return refusals
 
 
@@ -180,7 +176,7 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         result.refusals += _stale(repo, facts, use_cache)
     if facts.is_active(REGRESSION_RULE):
         try:
-            result.refusals += _regressions(repo, facts)
+            result.refusals += _regressions(repo, facts, result.warnings)
         except MeridianError as exc:
             result.warnings.append(f"baselines not compared: {exc}")
     return result

@@ -169,3 +169,32 @@ def test_ref_lines_from_git_and_from_the_pre_commit_framework(
     monkeypatch.setenv("PRE_COMMIT_TO_REF", sha)
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", ZERO)
     assert parse_refs("") == [PushedRef("refs/heads/feature", sha, "refs/heads/feature", ZERO)]
+
+
+def test_an_edited_suite_is_still_checked_and_uncovered_tasks_are_reported(
+        hooked: Path, remote: Path, cli: Callable[..., Proc]) -> None:
+    import yaml
+
+    suite = hooked / "suite.yaml"
+    document = yaml.safe_load(Path(SUITE).read_text())
+    suite.write_text(yaml.safe_dump(document, sort_keys=False))
+    assert cli("eval", "run", str(suite), "--agent", "reference-v2", "--offline", "--limit", "5",
+               "--no-isolation").code == 0
+    assert cli("baseline", "pin", "main").code == 0
+    tasks = document["tasks"]
+    tasks[2]["expected"] = "1,024"  # power_of_two edited
+    tasks.insert(1, {"id": "brand_new", "input": "What is 1 + 1?", "expected": 2,
+                     "grader": "numeric_tolerance"})
+    suite.write_text(yaml.safe_dump(document, sort_keys=False))
+    assert cli("eval", "run", str(suite), "--agent", "reference-v1", "--offline", "--limit", "5",
+               "--no-isolation").code == 0
+    baseline, latest = _latest_runs(hooked)
+    result = run_git(hooked, "push", "-q", "origin", "main")
+    assert result.code == 1, result
+    # The suite hash changed, and the unchanged tasks still gate the push.
+    assert (f"- suite reference: the latest run {latest} regresses against baseline main (run "
+            f"{baseline}): 2 task(s) passed there and fail now; 1 task(s) of the suite missing "
+            "from the candidate run: square_root_of_two") in result.err
+    assert "    multiply\n    average_two_numbers\n" in result.err
+    assert ("baseline main no longer covers 2 task(s) of suite reference (brand_new, "
+            "power_of_two)") in result.err

@@ -1,0 +1,63 @@
+"""The newest run of each baselined suite against its baseline: what the pre-push
+check and ``meridian ci`` report.
+
+    from meridian.evals.baselines import check_baselines
+    for check in check_baselines(ledger):
+        check.failures    # why the gate fails (regressions, missing tasks, infra errors...)
+        check.uncovered   # candidate tasks the baseline no longer covers (changed, added)
+
+The candidate for a baseline is the newest stored run of the same suite NAME (not the
+same suite hash: editing a suite must not make the check stop applying). When that
+run is the baseline itself there is nothing to check. A suite edited since the
+baseline is still checked on its unchanged tasks, and the tasks the baseline cannot
+judge are listed instead of silently skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from meridian.evals import compare, store
+
+
+@dataclass
+class BaselineCheck:
+    baseline: str  # its name
+    baseline_run: str
+    suite: str
+    latest_run: str
+    failures: list[str] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+    regressions: list[str] = field(default_factory=list)
+    comparison: compare.Comparison | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None) -> list[BaselineCheck]:
+    """One BaselineCheck per pinned baseline that has a newer run of its suite."""
+    every = store.index(ledger, include_pruned=True)
+    visible = [e for e in every if not e.pruned]
+    checks: list[BaselineCheck] = []
+    for baseline in store.baselines(ledger):
+        if baseline.run_id is None:
+            continue
+        base_entry = next((e for e in every if e.run_id == baseline.run_id), None)
+        if base_entry is None:
+            continue
+        same_suite = [e for e in visible if e.data.suite == base_entry.data.suite]
+        if not same_suite or same_suite[-1].run_id == base_entry.run_id:
+            continue
+        latest = same_suite[-1]
+        result = compare.compare(store.load_run(ledger, latest.run_id),
+                                 store.load_run(ledger, base_entry.run_id),
+                                 a_ref=latest.run_id, b_ref=f"baseline:{baseline.name}")
+        checks.append(BaselineCheck(
+            baseline=baseline.name, baseline_run=base_entry.run_id, suite=base_entry.data.suite,
+            latest_run=latest.run_id, failures=compare.gate_failures(result, policy),
+            uncovered=result.uncovered, regressions=[c.task_id for c in result.regressions],
+            comparison=result))
+    return checks
