@@ -143,14 +143,18 @@ def needs_network(task: Task) -> bool:
 
 
 def bundled_suites_dir() -> Path:
-    """Where the suites shipped with Meridian live: the one place that knows."""
-    return Path(__file__).resolve().parent.parent / "_suites"
+    """Where the suites shipped with Meridian live: the one place in evals that knows
+    (``meridian.resources`` finds the wheel's copy, else the checkout's)."""
+    from meridian import resources
+
+    return resources.resource_dir("suites", "reference.yaml")
 
 
 def bundled_suites() -> dict[str, Path]:
     """name -> path of every bundled suite (``reference`` for suites/reference.yaml)."""
-    folder = bundled_suites_dir()
-    if not folder.is_dir():
+    try:
+        folder = bundled_suites_dir()
+    except MeridianError:
         return {}
     return {path.stem: path for path in sorted(folder.glob("*.yaml"))}
 
