@@ -44,6 +44,12 @@ class HookSettings(_Strict):
     claude_stop_retry_cap: int = Field(default=3, ge=1)
 
 
+class CalibrationSettings(_Strict):
+    # A gap between two moments of activity longer than this ends an interval of
+    # active time (``meridian.memory.calibration``).
+    idle_cut_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
+
+
 class PathSettings(_Strict):
     gates: str = ".meridian/gates.yaml"
     rules: str = ".meridian/rules.yaml"
@@ -59,6 +65,7 @@ class Config(_Strict):
     approval: ApprovalSettings = ApprovalSettings()
     hooks: HookSettings = HookSettings()
     paths: PathSettings = PathSettings()
+    calibration: CalibrationSettings = CalibrationSettings()
 
 
 def load_config(root: Path | None) -> Config:
@@ -91,6 +98,10 @@ approval:
   allow_non_interactive: false
 hooks:
   block_stale_on_push: true
+calibration:
+  # Actual hours are active time: a gap longer than this between two moments of work
+  # (Claude session activity, commits of the gate's files) ends an interval.
+  idle_cut_minutes: 30
 paths:
   gates: .meridian/gates.yaml
   rules: .meridian/rules.yaml

@@ -317,6 +317,28 @@ def walk(
         yield commit_info(repo, commit.id)
 
 
+def commits_touching(repo: Repository, since: int, until: int,
+                     matcher: Callable[[str], bool]) -> list[int]:
+    """Author times (epoch seconds) of the commits reachable from HEAD, authored within
+    [since, until], that change a path ``matcher`` accepts (diffed against the first
+    parent; a root commit against the empty tree). The walk stops a day before
+    ``since``, so its cost is the commits of the period, not the history."""
+    head = head_commit(repo)
+    if head is None:
+        return []
+    found = []
+    for commit in repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.TIME):
+        when = commit.author.time
+        if commit.commit_time < since - 86400:
+            break
+        if not since <= when <= until:
+            continue
+        parent = commit.parents[0].tree if commit.parents else None
+        if any(matcher(path) for path, _, _ in changed_paths(repo, parent, commit.tree)):
+            found.append(when)
+    return sorted(found)
+
+
 def is_ancestor(repo: Repository, ancestor: Oid, descendant: Oid) -> bool:
     return ancestor == descendant or repo.descendant_of(descendant, ancestor)
 

@@ -49,7 +49,9 @@ def _start(project: Any, args: argparse.Namespace) -> int:
 
     record = start_gate(project, args.gate, args.estimate)
     estimate = record.data.get("estimate_hours")
-    suffix = f" (estimate {estimate:g}h)" if estimate is not None else ""
+    from meridian.durations import human_hours
+
+    suffix = f" (estimate {human_hours(estimate)})" if estimate is not None else ""
     print(f"started {args.gate}{suffix}; when done: meridian gate submit {args.gate}")
     return 0
 

@@ -32,7 +32,7 @@ from meridian.gates.definition import evaluator_settings
 from meridian.gates.graph import GateSpec, Graph, load_graph
 from meridian.gates.state import GateStatus, derive_states
 from meridian.ledger import EVENTS, Ledger, Write
-from meridian.records import Record, canonical_json, now_ts, parse_ts
+from meridian.records import Record, canonical_json, now_ts
 
 # The web-app template's approval hash: no token hashes to it, so until a human puts
 # their token's hash in its place the gate cannot be approved (and is told why).
@@ -189,7 +189,7 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     submission = _record_verdict(project, verdict, bundle, evidence)
     if verdict.passed:
         try:
-            _calibrate(ledger, gate, status)
+            _calibrate(project, gate, status, submission.record.ts)
         except MeridianError as exc:
             # The verdict is recorded and stands; a calibration write that was refused
             # must not make a pass look like a crash.
@@ -286,16 +286,20 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
                       record=record, checks=list(bundle.checks), notes=list(bundle.notes))
 
 
-def _calibrate(ledger: Ledger, gate: str, status: GateStatus) -> None:
+def _calibrate(project: Project, gate: str, status: GateStatus, passed_at: str) -> None:
     """Predicted vs actual hours, once the work passed its verdict.
 
-    Actual is measured from the latest start (or reopen) to the passing verdict; time
-    spent waiting for a human approval is not the agent's work and is not counted.
+    Actual is the active time from the latest start (or reopen) to the passing verdict
+    (``memory.calibration``: Claude sessions and commits, idle gaps cut); time spent
+    waiting for a human approval is not the agent's work and is not counted.
     """
     if status.started_at is None:
         return
-    elapsed = parse_ts(now_ts()) - parse_ts(status.started_at)
-    _record_calibration(ledger, gate, status.estimate_hours, elapsed.total_seconds() / 3600)
+    from meridian.memory.calibration import record_pass
+
+    record_pass(project.ledger, gate, project.graph.gate(gate).artifacts, status.estimate_hours,
+                status.started_at, passed_at,
+                idle_cut_minutes=project.config.calibration.idle_cut_minutes)
 
 
 # --- approve -----------------------------------------------------------------------
@@ -389,12 +393,6 @@ def _memory_problems(ledger: Ledger) -> list[str]:
     from meridian.memory.verify import check_memory
 
     return check_memory(ledger)
-
-
-def _record_calibration(ledger: Ledger, gate: str, predicted: float | None, actual: float) -> None:
-    from meridian.memory.calibration import record_gate_pass
-
-    record_gate_pass(ledger, gate, predicted, actual)
 
 
 def _disabled_mechanisms(root: Path) -> frozenset[str]:

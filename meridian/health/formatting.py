@@ -21,12 +21,7 @@ def dollars(value: float) -> str:
 
 
 def duration(hours: float | None) -> str:
-    """Time in progress in the unit a person reads: 40 s, 12 min, 2.50 h."""
-    if hours is None:
-        return NONE
-    seconds = hours * 3600
-    if seconds < 60:
-        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{hours:.2f} h"
+    """Hours in the unit a person reads: 40 s, 12 min, 1.5 h (``durations.human_hours``)."""
+    from meridian.durations import human_hours
+
+    return human_hours(hours, none=NONE)

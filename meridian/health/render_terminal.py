@@ -95,10 +95,11 @@ def _calibration(report: HealthReport, out: Console) -> None:
     trend = [p.multiplier for p in cal.corrections if p.multiplier is not None]
     if trend:
         out.print(f"multiplier over time {sparkline(trend)} ({number(trend[0])} -> {number(trend[-1])})")
-    table = _table("", "when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier")
+    table = _table("", "when (UTC)", "gate", "predicted", "actual (active)", "ratio",
+                   "multiplier")
     for point in cal.corrections[-10:]:
         table.add_row(point.ts[:16].replace("T", " "), escape(point.gate),
-                      number(point.predicted_hours), number(point.actual_hours),
+                      duration(point.predicted_hours), duration(point.actual_hours),
                       number(point.ratio), number(point.multiplier))
     out.print(table)
 

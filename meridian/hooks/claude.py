@@ -134,7 +134,14 @@ def handle(event: str, payload_text: str) -> Reply:
         if event == "PreToolUse":
             return pre_tool_use(context)
         if event in ("Stop", "SubagentStop"):
+            if event == "Stop":
+                record_activity(context, "Stop (a turn ended)")
             return stop(context, event)
+        if event == "SessionEnd":
+            reason = context.payload.get("reason")
+            record_activity(context, f"SessionEnd ({reason})" if isinstance(reason, str)
+                            else "SessionEnd")
+            return ALLOW
         return _warn(f"unknown Claude Code hook event {event!r}")
     except MeridianError as exc:
         return _warn(f"{event} hook could not decide: {exc}")
@@ -218,6 +225,26 @@ def session_start(context: Context) -> Reply:
         return ALLOW
     return Reply(stdout={"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                 "additionalContext": text}})
+
+
+def record_activity(context: Context, notes: str) -> None:
+    """A ``session_ended`` episode at this moment: calibration's active time joins a
+    session's start, stops and end into intervals (``memory.calibration``). Never in
+    the way of the decision: a failed write is logged, not raised."""
+    if context.session == "unknown" or not _has_state(context):
+        return
+    from meridian.ledger import Ledger
+    from meridian.memory.store import record_episode
+    from meridian.records import now_ts
+
+    try:
+        record_episode(Ledger(context.repo, context.facts.branch), context.session,
+                       "session_ended", notes=notes, at=now_ts())
+    except MeridianError as exc:
+        with contextlib.suppress(OSError):
+            log = gitio.meridian_dir(context.repo) / "error.log"
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"meridian hook claude: session activity not recorded: {exc}\n")
 
 
 # --- PreToolUse ---------------------------------------------------------------------------

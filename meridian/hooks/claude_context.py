@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from meridian import gitio
+from meridian.durations import human_hours, human_ratio
 from meridian.hooks.project import ProjectFacts
 
 CURRENT_STATES = ("failed", "in_progress", "submitted")
@@ -35,20 +36,28 @@ def _patterns(records: list[Any], gate: str | None) -> list[str]:
     return lines
 
 
-def _corrections(records: list[Any], gate: str | None) -> list[str]:
-    mine = [r for r in records if gate is not None and r.data.get("gate") == gate]
-    recent = mine[-MAX_CORRECTIONS:] + [r for r in reversed(records) if r not in mine]
+def _corrections(corrections: list[Any], gate: str | None) -> list[str]:
+    """Recent corrections (amendments folded in), the current gate's first; hours rounded
+    to what a reader needs (``durations.human_hours``)."""
+    mine = [c for c in corrections if gate is not None and c.gate == gate]
+    recent = mine[-MAX_CORRECTIONS:] + [c for c in reversed(corrections) if c not in mine]
     lines = []
-    for record in recent[:MAX_CORRECTIONS]:
-        data = record.data
-        parts = [f"gate {data.get('gate')}"]
-        if data.get("predicted_hours") is not None and data.get("actual_hours") is not None:
-            parts.append(f"predicted {data['predicted_hours']}h, took {data['actual_hours']}h "
-                         f"(ratio {data.get('ratio')})")
-        if data.get("root_cause"):
-            parts.append(f"root cause: {data['root_cause']}")
-        if data.get("next_action"):
-            parts.append(f"next time: {data['next_action']}")
+    for correction in recent[:MAX_CORRECTIONS]:
+        parts = [f"gate {correction.gate}"]
+        if correction.actual_hours is not None:
+            took = f"took {human_hours(correction.actual_hours)}"
+            if correction.source == "gate_pass" and not correction.amended_by:
+                took += " of active time" + (
+                    f" ({human_hours(correction.wall_hours)} wall)" if correction.wall_hours
+                    else "")
+            if correction.predicted_hours is not None:
+                took = (f"predicted {human_hours(correction.predicted_hours)}, {took} "
+                        f"(ratio {human_ratio(correction.ratio)})")
+            parts.append(took)
+        if correction.root_cause:
+            parts.append(f"root cause: {correction.root_cause}")
+        if correction.next_action:
+            parts.append(f"next time: {correction.next_action}")
         lines.append("- " + "; ".join(parts))
     return lines
 
@@ -103,7 +112,9 @@ def session_context(repo: gitio.Repository, facts: ProjectFacts) -> tuple[str, s
     if patterns:
         lines.append("Patterns from memory:")
         lines += patterns
-    corrections = _corrections(list(iter_records(ledger, "corrections")), gate)
+    from meridian.memory.calibration import effective_corrections
+
+    corrections = _corrections(effective_corrections(ledger), gate)
     if corrections:
         lines.append("Recent corrections (estimates vs reality):")
         lines += corrections

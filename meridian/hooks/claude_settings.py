@@ -32,6 +32,7 @@ EVENTS: dict[str, str | None] = {
     "PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash",
     "Stop": None,
     "SubagentStop": None,
+    "SessionEnd": None,  # ends the session's interval of active time (calibration)
 }
 
 

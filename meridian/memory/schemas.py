@@ -139,6 +139,10 @@ class CorrectionMemory(_Memory):
     source: Literal["gate_pass", "user"] = Field(
         default="user", description="gate_pass: written automatically when the gate passed."
     )
+    wall_hours: float | None = Field(
+        default=None, gt=0, description="Wall-clock hours from the gate's start to its pass.")
+    measured: str | None = Field(
+        default=None, min_length=1, description="How actual_hours was measured.")
     session: str | None = Field(default=None, min_length=1)
     at: str | None = Field(default=None, description="When the gate passed (UTC, ending in Z).")
 

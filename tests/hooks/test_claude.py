@@ -74,13 +74,13 @@ def test_init_claude_merges_without_clobbering_and_is_idempotent(project: Path,
     settings.write_text(json.dumps(user))
     result = cli("init", "--no-hooks", "--claude")
     assert ("created .claude/settings.json (merged into: SessionStart: added, PreToolUse: added, "
-            "Stop: added, SubagentStop: added)") in result.out.splitlines()
+            "Stop: added, SubagentStop: added, SessionEnd: added)") in result.out.splitlines()
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == user["permissions"]
     assert merged["hooks"]["Notification"] == user["hooks"]["Notification"]
     assert merged["hooks"]["PreToolUse"][0] == user["hooks"]["PreToolUse"][0]
     assert merged["hooks"]["PreToolUse"][1]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
-    for event in ("SessionStart", "PreToolUse", "Stop", "SubagentStop"):
+    for event in ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd"):
         assert _command(project, event).endswith(f" -m meridian hook claude {event}")
     text = settings.read_text()
     again = cli("init", "--no-hooks", "--claude")
@@ -362,7 +362,7 @@ def test_session_start_injects_the_gate_and_records_the_session(
     assert "Artifacts: schema/**" in context
     assert any(line.startswith("- high schema/shapes.py:2: ") for line in context)
     assert "- Type every schema field before writing the API. [confidence 0.8]" in context
-    assert ("- gate schema; predicted 2.0h, took 5.0h (ratio 2.5); root cause: validation rules "
+    assert ("- gate schema; predicted 2 h, took 5 h (ratio 2.5); root cause: validation rules "
             "were discovered late") in context
     assert "When the work is done: meridian gate submit schema" in context
     episodes = [r.data for r in Ledger.open(claude_project).records("memory/episodic")]
