@@ -1,23 +1,27 @@
-"""Time `meridian health --json` on a state branch with 100,000 events.
+"""`meridian health --json` over 100,000 events, next to reading and parsing every shard.
 
-Builds a throwaway repository whose state branch holds a year of realistic history:
-gate cycles (start, pre-commit block, submit with a self-score, failed verdict,
-submit, passed verdict) with their verdict documents, Claude Code session events,
-patterns re-validated, corrections, episodic memory and evaluation runs. Records are
-written many to a commit, in batches small enough that shards close at their usual
-64 KiB, as they would after a year of one-event appends.
+Builds a throwaway repository whose state branch holds a year of realistic history
+(pygit2 plumbing, one commit): gate cycles (start, pre-commit block, submit with a
+self-score, failed verdict, submit, passed verdict) with their verdict documents,
+Claude Code session events, patterns re-validated, corrections, episodic memory, and
+--runs evaluation runs (saved through the run store). Then times, interleaved:
 
-Prints the time of the aggregation (``build_report`` + JSON, median of --repeat runs,
-in-process; wall and CPU time, since a loaded machine inflates wall time) and of the
-whole command in a fresh process (interpreter start and imports included).
+- health --json (process)          the whole command in a fresh process
+- parse every shard (process)      the reference: a fresh process that reads every
+                                   JSONL shard of the branch and parses every line
+- build_report + JSON (in process) the aggregation alone
+- parse event shards (in process)  the in-process floor for the events
 
-    python benchmarks/health.py [--events 100000] [--repeat 3]
+    python benchmarks/health.py [--events 100000] [--runs 20] [--rounds 5]
+
+Target (issue #17): health --json <= 1.2x parsing every shard (CPU), and not growing
+with the number of stored runs (compare two --runs values).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
 import subprocess
 import sys
 import tempfile
@@ -26,24 +30,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import _bench
+
 from meridian.evals import run as runfile
 from meridian.evals import store
 from meridian.evals.types import Score, Task, TaskResult, Trajectory
 from meridian.health import build_report
-from meridian.ledger import EVENTS, Ledger, Write
+from meridian.ledger import EVENTS, Ledger
 
-BATCH = 150  # records per commit: about one 64 KiB shard
 START = datetime(2026, 1, 1, tzinfo=UTC)
 STEP = timedelta(minutes=5)
 DIMENSIONS = ("completeness", "correctness", "robustness", "spec_adherence")
-
-
-def fresh_repo(root: Path) -> Path:
-    path = root / "project"
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "config", "user.name", "bench"], check=True)
-    subprocess.run(["git", "-C", str(path), "config", "user.email", "bench@localhost"], check=True)
-    return path
 
 
 def stamp(n: int) -> str:
@@ -54,8 +51,6 @@ def verdict_document(gate: str, overall: float, passed: bool) -> bytes:
     scores = {d: round(overall + (i - 1.5) * 0.4, 2) for i, d in enumerate(DIMENSIONS)}
     issues = [] if passed else [{"severity": "high", "file": "src/app.py", "line": 12,
                                  "message": "function body is a stub"}]
-    import json
-
     return json.dumps({"gate": gate, "evaluator": "heuristic", "subject": "0" * 40,
                        "scores": scores, "overall": overall, "threshold": 7.0, "passed": passed,
                        "issues": issues, "summary": "benchmark verdict",
@@ -85,44 +80,39 @@ def cycle(n: int, gate: str) -> list[tuple[str, dict[str, Any], bytes | None]]:
     ]
 
 
-def fill_events(ledger: Ledger, count: int) -> None:
-    write = Write(summary="benchmark events")
-    written = 0
+def event_history(count: int) -> tuple[list[bytes], dict[str, bytes]]:
+    """``count`` events in gate cycles, and their verdict documents."""
+    lines: list[bytes] = []
+    documents: dict[str, bytes] = {}
     n = 0
-    while written < count:
+    while len(lines) < count:
         for kind, data, document in cycle(n, f"gate-{n % 400:03d}"):
-            if written >= count:
+            if len(lines) >= count:
                 break
-            record = ledger.record(kind, data, ts=stamp(written))
-            write.add(EVENTS, record)
+            lines.append(_bench.line(kind, data, stamp(len(lines))))
             if document is not None:
-                write.blobs[data["verdict"]] = document
-            written += 1
-            if len(write.records) >= BATCH:
-                ledger.commit(write)
-                write = Write(summary="benchmark events")
+                documents[data["verdict"]] = document
         n += 1
-    if write.records:
-        ledger.commit(write)
+    return lines, documents
 
 
-def fill_memory(ledger: Ledger, corrections: int, episodes: int, patterns: int) -> None:
-    batches: list[tuple[str, str, dict[str, Any]]] = []
+def memory_history(corrections: int, episodes: int, patterns: int) -> dict[str, list[bytes]]:
+    correction_lines = []
     for n in range(corrections):
-        batches.append(("memory/corrections", "memory.correction",
-                        {"gate": f"gate-{n % 400:03d}", "predicted_hours": 2.0 + n % 5,
-                         "actual_hours": 1.0 + n % 7, "source": "gate_pass"}))
-    for n in range(episodes):
-        batches.append(("memory/episodic", "memory.episodic",
-                        {"session": f"s{n}", "event": "note", "notes": f"episode {n}"}))
-    for n in range(patterns):
-        batches.append(("memory/semantic", "memory.semantic",
-                        {"text": f"pattern {n}: write the failing test first", "confidence": 0.7}))
-    for start in range(0, len(batches), BATCH):
-        write = Write(summary="benchmark memory")
-        for offset, (stream, kind, data) in enumerate(batches[start:start + BATCH]):
-            write.add(stream, ledger.record(kind, data, ts=stamp(start + offset)))
-        ledger.commit(write)
+        predicted, actual = 2.0 + n % 5, 1.0 + n % 7
+        correction_lines.append(_bench.line("memory.correction", {
+            "gate": f"gate-{n % 400:03d}", "predicted_hours": predicted, "actual_hours": actual,
+            "ratio": round(actual / predicted, 4), "source": "gate_pass"}, stamp(n)))
+    return {
+        "memory/corrections": correction_lines,
+        "memory/episodic": [_bench.line("memory.episodic", {
+            "session": f"s{n}", "event": "note", "notes": f"episode {n}"}, stamp(n))
+            for n in range(episodes)],
+        "memory/semantic": [_bench.line("memory.semantic", {
+            "text": f"pattern {n}: write the failing test first", "confidence": 0.7,
+            "source_gates": [], "source_projects": [], "tags": []}, stamp(n))
+            for n in range(patterns)],
+    }
 
 
 def fill_runs(ledger: Ledger, runs: int, tasks: int) -> None:
@@ -147,43 +137,75 @@ def fill_runs(ledger: Ledger, runs: int, tasks: int) -> None:
     store.pin_baseline(ledger, "main", "run-0000")
 
 
-def main() -> None:
+PARSE_EVERY_SHARD = """
+import json, sys
+import pygit2
+repo = pygit2.Repository(sys.argv[1])
+tree = repo.revparse_single("refs/heads/meridian/state").peel(pygit2.Tree)
+def walk(tree):
+    for entry in tree:
+        obj = repo[entry.id]
+        if isinstance(obj, pygit2.Tree):
+            yield from walk(obj)
+        elif entry.name.endswith(".jsonl"):
+            yield obj.data
+count = sum(len(json.loads(b"[" + b",".join(data.splitlines()) + b"]")) for data in walk(tree))
+print(count)
+"""
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = fresh_repo(Path(tmp))
-        ledger = Ledger.open(path)
+        path = _bench.fresh_repo(Path(tmp) / "project")
         started = time.perf_counter()
-        fill_events(ledger, args.events)
-        fill_memory(ledger, corrections=1_000, episodes=2_000, patterns=300)
-        fill_runs(ledger, runs=20, tasks=25)
-        print(f"built {args.events:,} events, 3,300 memory records, 20 runs "
+        events, documents = event_history(args.events)
+        _bench.write_history(path, {EVENTS: events, **memory_history(1_000, 2_000, 300)},
+                             documents)
+        ledger = Ledger.open(path)
+        fill_runs(ledger, runs=args.runs, tasks=25)
+        print(f"built {args.events:,} events, 3,300 memory records, {args.runs} runs "
               f"in {time.perf_counter() - started:.1f}s")
-
-        wall, cpu = [], []
-        for _ in range(args.repeat):
-            started, started_cpu = time.perf_counter(), time.process_time()
-            report = build_report(ledger, path)
-            report.model_dump_json()
-            wall.append(time.perf_counter() - started)
-            cpu.append(time.process_time() - started_cpu)
-        # CPU time is what the code costs; wall time also counts other processes' load.
-        print(f"aggregation (build_report + JSON, median of {args.repeat}): "
-              f"{statistics.median(wall):.3f}s wall, {statistics.median(cpu):.3f}s CPU  "
-              f"[{report.events:,} events, {report.gates.verdicts:,} verdicts, "
+        report = build_report(ledger, path)
+        print(f"[{report.events:,} events, {report.gates.verdicts:,} verdicts, "
               f"{report.evaluator.verdicts_read} verdict documents read]")
 
-        started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "meridian", "health", "--json"], cwd=path,
-                              capture_output=True, text=True, check=False)
-        elapsed = time.perf_counter() - started
-        if proc.returncode != 0:
-            raise SystemExit(f"meridian health --json failed: {proc.stderr.strip()}")
-        print(f"`meridian health --json` in a fresh process: {elapsed:.3f}s "
-              f"({len(proc.stdout):,} bytes of JSON)")
+        def aggregate() -> None:
+            build_report(ledger, path).model_dump_json()
+
+        def parse_in_process() -> None:
+            for shard in ledger.shards(EVENTS):
+                data = ledger.read(shard) or b""
+                json.loads(b"[" + b",".join(data.splitlines()) + b"]")
+
+        def command() -> None:
+            proc = subprocess.run([sys.executable, "-m", "meridian", "health", "--json"],
+                                  cwd=path, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"meridian health --json failed: {proc.stderr.strip()}")
+
+        def parse_every_shard() -> None:
+            subprocess.run([sys.executable, "-c", PARSE_EVERY_SHARD, str(path)], check=True,
+                           capture_output=True)
+
+        contenders = {
+            "parse every shard (process)": _bench.Contender(parse_every_shard),
+            "health --json (process)": _bench.Contender(command),
+            "parse event shards (in process)": _bench.Contender(parse_in_process),
+            "build_report + JSON (in process)": _bench.Contender(aggregate),
+        }
+        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1, warmup=1)
+        _bench.table(f"health over {args.events:,} events ({args.rounds} rounds, interleaved)",
+                     timings, reference="parse every shard (process)")
+        value = _bench.ratio(timings["health --json (process)"],
+                             timings["parse every shard (process)"])[0]
+        ok = _bench.verdict("health --json vs parsing every shard, CPU", value, 1.2)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

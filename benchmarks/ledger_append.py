@@ -1,74 +1,67 @@
-"""Median append latency on the state branch versus a bare pygit2 commit.
+"""Append and verify costs on the state branch at 100, 10,000 and 100,000 records.
 
-For histories of 100, 1,000 and 10,000 records, times single-event appends
-(`Ledger.emit`: read the tip, append to the open shard, rebuild the trees on the
-path, compare-and-swap the ref) and, in the same run, the bare minimum: one pygit2
-blob + tree + commit that moves a ref. Prints medians and ratios.
+Each history is built as one commit with pygit2 plumbing (the whole history in the
+current month: the worst case for the append path). Three measurements:
 
-    python benchmarks/ledger_append.py [--samples 600] [--rounds 6]
+1. one append (`Ledger.emit`: read the tip, find the open shard, append, rebuild the
+   trees on the path, compare-and-swap the ref), next to the floor, a bare pygit2
+   blob + tree + commit that moves a ref with the same compare-and-swap; interleaved
+   round by round, CPU and wall time per append;
+2. what 1,000 appends leave on disk (loose objects, packs; nobody runs `git gc`);
+3. verifying one new commit in process (`verify.verify`, incremental from the cache;
+   the append before each verify is not timed).
 
-Exits 1 when a budget is missed (10k within 1.5x of 100 records, within 3x of bare).
+    python benchmarks/ledger_append.py [--sizes 100,10000,100000] [--rounds 10] [--per-round 20]
+
+Targets (issue #17): append <= 3x the bare commit at every size; <= 3 MiB on disk per
+1,000 appends; verify one new commit <= 10 ms at 100k. Exits 1 when one is missed.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
+import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _bench
 import pygit2
 
-from meridian.ledger import EVENTS, Ledger, Write
-
-HISTORY_SIZES = (100, 1_000, 10_000)
-PREFILL_BATCH = 100
+from meridian.ledger import EVENTS, Ledger
+from meridian.verify import verify
 
 
-def fresh_repo(root: Path, name: str) -> Path:
-    path = root / name
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "config", "user.name", "bench"], check=True)
-    subprocess.run(["git", "-C", str(path), "config", "user.email", "bench@localhost"], check=True)
-    return path
-
-
-def prefill(ledger: Ledger, count: int) -> None:
-    """``count`` realistic events, written ``PREFILL_BATCH`` to a commit."""
-    for start in range(0, count, PREFILL_BATCH):
-        write = Write(summary=f"prefill {start}")
-        for n in range(start, min(count, start + PREFILL_BATCH)):
-            record = ledger.record("gate.blocked", {
-                "gate": f"gate-{n % 17}", "source": "pre-commit",
-                "reason": "1 high-severity finding(s) in staged files", "files": [f"src/m{n}.py"],
-            })
-            write.add(EVENTS, record)
-        ledger.commit(write)
+def history_lines(count: int) -> list[bytes]:
+    """``count`` realistic gate.blocked events this month."""
+    return [_bench.line("gate.blocked", {
+        "gate": f"gate-{n % 17}", "source": "pre-commit",
+        "reason": "1 high-severity finding(s) in staged files", "files": [f"src/m{n}.py"],
+    }, ts) for n, ts in enumerate(_bench.stamps_this_month(count))]
 
 
 class BareCommitter:
-    """The floor: one pygit2 blob + tree + commit that moves a ref, nothing else."""
+    """The floor: one pygit2 blob + tree + commit that moves a ref (CAS on the old tip)."""
 
     def __init__(self, path: Path) -> None:
         self.repo = pygit2.Repository(str(path))
         self.sig = pygit2.Signature("bench", "bench@localhost")
-        self.parents: list[pygit2.Oid] = []
         self.n = 0
 
     def append(self) -> None:
         self.n += 1
+        ref = self.repo.references.get("refs/heads/bare")
+        parents = [] if ref is None else [ref.target]
         blob = self.repo.create_blob(b'{"n": %d}\n' % self.n)
         builder = self.repo.TreeBuilder()
         builder.insert("file.jsonl", blob, pygit2.enums.FileMode.BLOB)
-        oid = self.repo.create_commit("refs/heads/bare", self.sig, self.sig, "bare",
-                                      builder.write(), self.parents)
-        self.parents = [oid]
+        # with a ref name, libgit2 moves the ref only if it still points at parents[0]
+        self.repo.create_commit("refs/heads/bare", self.sig, self.sig, "bare",
+                                builder.write(), parents)
 
 
-def ledger_appender(ledger: Ledger) -> Callable[[], None]:
+def appender(ledger: Ledger) -> Callable[[], None]:
     counter = iter(range(10**9))
 
     def append() -> None:
@@ -78,51 +71,89 @@ def ledger_appender(ledger: Ledger) -> Callable[[], None]:
     return append
 
 
-def measure(appenders: dict[str, Callable[[], None]], samples: int, rounds: int) -> dict[str, float]:
-    """Median seconds per append, rounds interleaved so drift hits every contender alike."""
-    timings: dict[str, list[float]] = {name: [] for name in appenders}
-    for append in appenders.values():  # warm-up: imports, caches, first shard
-        for _ in range(5):
-            append()
-    per_round = max(1, samples // rounds)
-    for _ in range(rounds):
-        for name, append in appenders.items():
-            for _ in range(per_round):
-                started = time.perf_counter()
-                append()
-                timings[name].append(time.perf_counter() - started)
-    return {name: statistics.median(values) for name, values in timings.items()}
+def label(size: int) -> str:
+    return f"{size:,} records"
+
+
+def build(root: Path, size: int) -> Ledger:
+    path = _bench.fresh_repo(root / f"h{size}")
+    _bench.write_history(path, {EVENTS: history_lines(size)})
+    return Ledger.open(path)
+
+
+def disk_per_thousand(ledger: Ledger, appends: int) -> tuple[int, int, int]:
+    """(loose objects, loose objects written, bytes on disk added) by ``appends`` appends."""
+    git_dir = Path(ledger.repo.path)
+    objects = git_dir / "objects"
+    loose_before, disk_before = _bench.loose_objects(git_dir), _bench.disk_bytes(objects)
+    append = appender(ledger)
+    for _ in range(appends):
+        append()
+    loose_after, disk_after = _bench.loose_objects(git_dir), _bench.disk_bytes(objects)
+    return loose_after, loose_after - loose_before, disk_after - disk_before
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=600,
-                        help="appends per contender (600 spans more than two full shards)")
-    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--sizes", default="100,10000,100000",
+                        help="history sizes in records, comma-separated")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--per-round", type=int, default=20,
+                        help="appends per contender per round")
+    parser.add_argument("--disk-appends", type=int, default=1000,
+                        help="appends for the disk measurement")
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        appenders: dict[str, Callable[[], None]] = {
-            "bare": BareCommitter(fresh_repo(root, "bare")).append}
-        for size in HISTORY_SIZES:
-            ledger = Ledger.open(fresh_repo(root, f"h{size}"))
-            prefill(ledger, size)
-            appenders[f"{size:,}"] = ledger_appender(ledger)
-        medians = measure(appenders, args.samples, args.rounds)
-    bare = medians.pop("bare")
-    small, large = medians[f"{HISTORY_SIZES[0]:,}"], medians[f"{HISTORY_SIZES[-1]:,}"]
-    print(f"bare pygit2 blob+tree+commit: {bare * 1e3:7.3f} ms (median of {args.samples})")
-    print(f"{'history':>10} {'append ms':>10} {'vs 100':>8} {'vs bare':>8}")
-    for size, median in medians.items():
-        print(f"{size:>10} {median * 1e3:>10.3f} {median / small:>7.2f}x {median / bare:>7.2f}x")
-    checks = [("10k vs 100 records", large / small, 1.5), ("10k vs bare commit", large / bare, 3.0)]
-    failed = False
-    for label, ratio, budget in checks:
-        ok = ratio <= budget
-        failed |= not ok
-        print(f"{'PASS' if ok else 'FAIL'}  {label}: {ratio:.2f}x (budget {budget}x)")
-    return 1 if failed else 0
+        ledgers = {}
+        for size in sizes:
+            ledgers[size] = build(root, size)
+            verify(ledgers[size], full=True)  # the first verify of a branch reads it all
+        print(f"histories of {', '.join(f'{s:,}' for s in sizes)} records built "
+              "(one commit each, pygit2 plumbing)")
+
+        bare = BareCommitter(_bench.fresh_repo(root / "bare"))
+        contenders = {"bare pygit2 commit": _bench.Contender(bare.append)}
+        contenders.update({label(s): _bench.Contender(appender(ledgers[s])) for s in sizes})
+        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=args.per_round)
+        _bench.table(f"one append ({args.rounds} rounds x {args.per_round}, interleaved)",
+                     timings, reference="bare pygit2 commit")
+        for size in sizes:
+            value = _bench.ratio(timings[label(size)], timings["bare pygit2 commit"])[0]
+            ok &= _bench.verdict(f"append at {label(size)} vs bare commit, CPU", value, 3.0)
+
+        print(f"on disk after {args.disk_appends:,} appends, no gc (per 1,000 appends):")
+        for size in sizes:
+            loose, written, added = disk_per_thousand(ledgers[size], args.disk_appends)
+            scale = 1000 / args.disk_appends
+            mib = added * scale / 2**20
+            print(f"  {label(size):<16} {written * scale:8,.0f} loose objects written, "
+                  f"{mib:6.2f} MiB added ({loose:,} loose objects now)")
+            ok &= _bench.verdict(f"MiB per 1,000 appends at {label(size)}", mib, 3.0)
+
+        verifiers = {}
+        for size in sizes:
+            ledger = ledgers[size]
+            verify(ledger)
+            new_event = appender(ledger)
+
+            def check(ledger: Ledger = ledger) -> None:
+                report = verify(ledger)
+                if not report.ok or report.commits != 1:
+                    raise SystemExit(f"verify: {report.problems[:1]} ({report.commits} commits)")
+
+            verifiers[label(size)] = _bench.Contender(check, setup=new_event)
+        per_round = max(1, args.per_round // 4)
+        timings = _bench.interleave(verifiers, rounds=args.rounds, per_round=per_round)
+        _bench.table(f"verify one new commit, in process ({args.rounds} rounds x {per_round})",
+                     timings)
+        largest = label(max(sizes))
+        ok &= _bench.verdict(f"verify one new commit at {largest}, CPU ms",
+                             statistics.median(timings[largest].cpu) * 1e3, 10.0)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

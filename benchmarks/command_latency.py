@@ -1,0 +1,102 @@
+"""Fresh-process latency of the commands an agent loop runs all the time.
+
+Builds one project per history size (default: none and 100,000 events on the state
+branch, written with pygit2 plumbing) with `meridian init --claude`, gate ``core`` in
+progress and gate ``docs`` (needs core) locked, and times, interleaved one run at a
+time:
+
+- PreToolUse allow  the exact command `init --claude` wrote to .claude/settings.json,
+                    run through the shell with a documented Write payload for
+                    src/module.py (gate core, in progress: allowed)
+- PreToolUse deny   the same for docs/guide.md (gate docs is locked: denied, and a
+                    gate.blocked event is appended)
+- status            `meridian status`
+- python floor      the same interpreter running `pass` (start-up alone)
+
+CPU time counts the shell and the Python process.
+
+    python benchmarks/command_latency.py [--events 0,100000] [--rounds 12]
+
+Targets (issue #17): PreToolUse allow <= 60 ms and deny <= 100 ms; status <= 200 ms
+at 100k events. Judged on CPU time (on a quiet machine the wall time an agent waits
+is about the same; on a loaded one wall time mostly measures the other processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import _bench
+
+
+def pre_tool_use(root: Path, target: str, deny: bool) -> _bench.Contender:
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    payload = json.dumps({
+        "session_id": "bench-session", "transcript_path": str(root / "transcript.jsonl"),
+        "cwd": str(root), "hook_event_name": "PreToolUse", "permission_mode": "default",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(root / target), "content": "print('hello')\n"},
+    })
+
+    def run() -> None:
+        proc = subprocess.run(command, shell=True, input=payload, cwd=root,
+                              capture_output=True, text=True, check=False)
+        denied = '"deny"' in proc.stdout
+        if proc.returncode != 0 or denied != deny:
+            raise SystemExit(f"PreToolUse {target}: exit {proc.returncode}, expected "
+                             f"{'deny' if deny else 'allow'}: {proc.stdout}{proc.stderr}")
+
+    return _bench.Contender(run)
+
+
+def status(root: Path) -> _bench.Contender:
+    def run() -> None:
+        subprocess.run([sys.executable, "-m", "meridian", "status"], cwd=root, check=True,
+                       capture_output=True)
+
+    return _bench.Contender(run)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", default="0,100000",
+                        help="history sizes in events, comma-separated")
+    parser.add_argument("--rounds", type=int, default=12, help="runs per contender")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.events.split(",")]
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        contenders = {"python floor": _bench.Contender(lambda: subprocess.run(
+            f"{shlex.quote(sys.executable)} -c pass", shell=True, check=True))}
+        for size in sizes:
+            root = _bench.make_project(Path(tmp) / f"p{size}", size, claude=True)
+            contenders[f"PreToolUse allow @{size:,}"] = pre_tool_use(root, "src/module.py", False)
+            contenders[f"PreToolUse deny @{size:,}"] = pre_tool_use(root, "docs/guide.md", True)
+            contenders[f"status @{size:,}"] = status(root)
+        print(f"projects with {', '.join(f'{s:,}' for s in sizes)} events built")
+        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1)
+        _bench.table(f"fresh-process commands ({args.rounds} rounds, interleaved)", timings,
+                     reference="python floor")
+        for size in sizes:
+            for name, budget in (("PreToolUse allow", 60.0), ("PreToolUse deny", 100.0)):
+                cpu = statistics.median(timings[f"{name} @{size:,}"].cpu) * 1e3
+                ok &= _bench.verdict(f"{name} @{size:,}, CPU ms", cpu, budget)
+        largest = max(sizes)
+        cpu = statistics.median(timings[f"status @{largest:,}"].cpu) * 1e3
+        ok &= _bench.verdict(f"status @{largest:,}, CPU ms", cpu, 200.0)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""What writing a memory costs at 20,000 stored memory records, alone and contended.
+
+Builds a state branch (pygit2 plumbing) holding --records episodic memories, as many
+semantic memories and as many events, then:
+
+1. times one write in process, interleaved: ``memory.store.record_episode`` (every
+   Claude Code SessionStart), ``memory.store.add`` of a new semantic memory
+   (`meridian memory add semantic`), and ``Ledger.emit`` of one event (the reference);
+2. runs --writers processes at once, each writing --writes records to the same branch
+   (all episodic memories, or all events), alternately, and reports the wall time
+   until the last one finished and the CPU all of them used.
+
+    python benchmarks/memory_write.py [--records 20000] [--rounds 10] [--writers 8] [--writes 5]
+
+Targets (issue #17): record_episode / memory add <= 10 ms at 20k; contention no
+worse for memory than for events.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _bench
+
+from meridian.ledger import EVENTS, Ledger
+
+WRITER_SCRIPT = """
+import sys
+from meridian.ledger import Ledger
+from meridian.memory.store import record_episode
+ledger = Ledger.open(sys.argv[1])
+what, writer, writes = sys.argv[2], sys.argv[3], int(sys.argv[4])
+for n in range(writes):
+    if what == "memory":
+        record_episode(ledger, f"contended-{writer}", "note", notes=f"write {n} of {writer}")
+    else:
+        ledger.emit("gate.blocked", {"gate": "core", "source": "gate",
+                                     "reason": f"write {n} of {writer}"})
+"""
+
+
+def build(path: Path, count: int) -> Ledger:
+    _bench.fresh_repo(path)
+    stamps = _bench.stamps_this_month(count)
+    _bench.write_history(path, {
+        "memory/episodic": [_bench.line("memory.episodic", {
+            "session": f"s{n // 4}", "event": "note", "notes": f"episode {n}"}, ts)
+            for n, ts in enumerate(stamps)],
+        "memory/semantic": [_bench.line("memory.semantic", {
+            "text": f"pattern {n}: write the failing test first", "confidence": 0.7,
+            "source_gates": [], "source_projects": [], "tags": []}, ts)
+            for n, ts in enumerate(stamps)],
+        EVENTS: _bench.gate_events(count),
+    })
+    return Ledger.open(path)
+
+
+def contended(path: Path, what: str, writers: int, writes: int, round_number: int) -> tuple[float, float]:
+    """(wall seconds until every writer finished, CPU seconds of all of them)."""
+    cpu, wall = _bench.cpu_seconds(), time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER_SCRIPT, str(path), what,
+                               f"r{round_number}w{n}", str(writes)]) for n in range(writers)]
+    codes = [proc.wait() for proc in procs]
+    if any(codes):
+        raise SystemExit(f"a {what} writer failed: exit codes {codes}")
+    return time.perf_counter() - wall, _bench.cpu_seconds() - cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=20_000,
+                        help="memory records per stream (and events) already stored")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--per-round", type=int, default=3)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--writes", type=int, default=5, help="writes per contending writer")
+    parser.add_argument("--contention-rounds", type=int, default=2)
+    args = parser.parse_args()
+    from meridian.memory import store
+
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "repo"
+        ledger = build(path, args.records)
+        print(f"state branch with {args.records:,} episodic and {args.records:,} semantic "
+              f"memories and {args.records:,} events built")
+        counter = iter(range(10**9))
+        contenders = {
+            "emit (events)": _bench.Contender(lambda: ledger.emit(
+                "gate.blocked", {"gate": "core", "source": "gate", "reason": f"n{next(counter)}"})),
+            "record_episode": _bench.Contender(lambda: store.record_episode(
+                ledger, "bench", "note", notes=f"n{next(counter)}")),
+            "memory add semantic": _bench.Contender(lambda: store.add(
+                ledger, "semantic", {"text": f"new pattern {next(counter)}", "confidence": 0.5})),
+        }
+        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=args.per_round)
+        _bench.table(f"one write at {args.records:,} records ({args.rounds} rounds x "
+                     f"{args.per_round}, interleaved)", timings, reference="emit (events)")
+        for name in ("record_episode", "memory add semantic"):
+            ok &= _bench.verdict(f"{name} at {args.records:,}, CPU ms",
+                                 statistics.median(timings[name].cpu) * 1e3, 10.0)
+
+        results: dict[str, list[tuple[float, float]]] = {"events": [], "memory": []}
+        for number in range(args.contention_rounds):
+            order = ["events", "memory"] if number % 2 == 0 else ["memory", "events"]
+            for what in order:
+                results[what].append(contended(path, what, args.writers, args.writes, number))
+        print(f"{args.writers} writers x {args.writes} writes at once "
+              f"({args.contention_rounds} rounds, alternating):")
+        for what, values in results.items():
+            walls, cpus = [w for w, _ in values], [c for _, c in values]
+            print(f"  {what:<8} wall {_bench.spread(walls)} ms, CPU {_bench.spread(cpus)} ms")
+        memory_wall = statistics.median(w for w, _ in results["memory"])
+        events_wall = statistics.median(w for w, _ in results["events"])
+        ok &= _bench.verdict("contended memory vs events, wall", memory_wall / events_wall, 1.0)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
