@@ -19,6 +19,7 @@ from meridian.errors import LedgerConflict, MeridianError, NotARepository
 
 Repository = pygit2.Repository
 Oid = pygit2.Oid
+Tree = pygit2.Tree
 GitError = pygit2.GitError
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB

@@ -4,12 +4,13 @@ This is the only module that writes refs. Writes never touch the working tree, t
 index or HEAD: blobs, trees and a commit are built with pygit2 and the branch ref is
 moved with a compare-and-swap. Layout (see docs/architecture.md):
 
-    <stream>/<YYYY-MM>/<NNNN>.jsonl   records, sharded by month and by size
-    <path>.json                       immutable documents (runs, verdicts)
+    <stream>/<YYYY-MM>/...<NNNN>.jsonl   records, sharded by month and by size
+    <path>.json                          immutable documents (runs, verdicts)
 
 A stream is a directory such as ``events`` or ``memory/semantic``. A shard is closed
-once it holds SHARD_BYTES, so no blob grows without bound and an append costs the
-same at 100 records as at 100,000.
+once it holds SHARD_BYTES and shards fan out into groups (``meridian.layout``, the
+one place that knows shard paths), so no blob or tree grows without bound and an
+append costs the same at 100 records as at 100,000.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from meridian import gitio, records
+from meridian import gitio, layout, records
 from meridian.errors import LedgerConflict, MeridianError
 from meridian.records import Record
 
@@ -31,7 +32,7 @@ from meridian.records import Record
 # yaml) would cost every pre-commit hook that verifies a new state commit.
 DEFAULT_BRANCH = "meridian/state"
 
-SHARD_BYTES = 64 * 1024
+SHARD_BYTES = layout.SHARD_BYTES  # the ledger's public name for it
 EVENTS = "events"
 STALE_LOCK_SECONDS = 10.0
 T = TypeVar("T")
@@ -66,16 +67,6 @@ class WriteResult:
     commit: gitio.Oid | None  # None when everything was already present
     written: list[Record]
     skipped: list[Record]
-
-
-def shard_name(number: int) -> str:
-    return f"{number:04d}.jsonl"
-
-
-def shard_order(name: str) -> tuple[int, str]:
-    """Numeric order of shard files (``10000.jsonl`` after ``9999.jsonl``)."""
-    stem = name.split(".", 1)[0]
-    return (int(stem) if stem.isdigit() else -1, name)
 
 
 class Ledger:
@@ -137,15 +128,10 @@ class Ledger:
 
     def shards(self, stream: str, at: gitio.Oid | None = None) -> list[str]:
         """Paths of a stream's shards, oldest first."""
-        tree = self.tree(at)
-        out: list[str] = []
-        for month, is_dir in gitio.tree_names(self.repo, tree, stream):
-            if not is_dir:
-                continue
-            names = [name for name, sub_is_dir in gitio.tree_names(self.repo, tree, f"{stream}/{month}")
-                     if not sub_is_dir and name.endswith(".jsonl")]
-            out.extend(f"{stream}/{month}/{name}" for name in sorted(names, key=shard_order))
-        return out
+        stream_tree = gitio.tree_entry(self.repo, self.tree(at), stream)
+        if not isinstance(stream_tree, gitio.Tree):
+            return []
+        return layout.stream_shards(self.repo, stream_tree, stream)
 
     def lines(self, stream: str, *, newest_first: bool = False,
               at: gitio.Oid | None = None) -> Iterator[tuple[str, int, bytes]]:
@@ -294,24 +280,20 @@ class Ledger:
             written.append(record)
 
         for (stream, month), batch in grouped.items():
-            directory = f"{stream}/{month}"
-            names = sorted((n for n, is_dir in gitio.tree_names(repo, base, directory)
-                            if not is_dir and n.endswith(".jsonl")), key=shard_order)
+            month_tree = gitio.tree_entry(repo, base, f"{stream}/{month}")
+            number, shard = layout.open_shard(
+                repo, month_tree if isinstance(month_tree, gitio.Tree) else None)
             payload = "".join(r.line() + "\n" for r in batch).encode()
             existing = b""
-            if names:
-                last = names[-1]
-                obj = gitio.tree_entry(repo, base, f"{directory}/{last}")
-                size = gitio.blob_size(obj)
-                if size and size + len(payload) > SHARD_BYTES:
-                    last = shard_name(int(last.split(".")[0]) + 1)
-                elif obj is not None:
-                    existing = gitio.blob_data(obj) or b""
+            if shard is not None:
+                if shard.size and shard.size + len(payload) > layout.SHARD_BYTES:
+                    number += 1
+                else:
+                    existing = shard.data
                     if existing and not existing.endswith(b"\n"):
                         existing += b"\n"
-            else:
-                last = shard_name(0)
-            updates[f"{directory}/{last}"] = gitio.write_blob(repo, existing + payload)
+            updates[layout.shard_path(stream, month, number)] = gitio.write_blob(
+                repo, existing + payload)
 
         for path, data in write.blobs.items():
             current = gitio.tree_entry(repo, base, path)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from meridian import gitio
+from meridian import gitio, layout
 from meridian.errors import MeridianError
-from meridian.ledger import SHARD_BYTES, shard_name, shard_order
 
 
 def _split(repo: gitio.Repository, tree: object) -> tuple[dict[str, dict[str, gitio.Oid]],
@@ -26,9 +25,9 @@ def _split(repo: gitio.Repository, tree: object) -> tuple[dict[str, dict[str, gi
     if tree is None:
         return streams, documents
     for path, oid in gitio.iter_files(repo, tree):  # type: ignore[arg-type]
-        parts = path.split("/")
-        if path.endswith(".jsonl") and len(parts) >= 3:
-            streams.setdefault("/".join(parts[:-2]), {})[path] = oid
+        stream = layout.stream_of(path)
+        if stream is not None:
+            streams.setdefault(stream, {})[path] = oid
         else:
             documents[path] = oid
     return streams, documents
@@ -52,7 +51,7 @@ def preferred(a: bytes, b: bytes) -> bytes:
 def stream_lines(repo: gitio.Repository, shards: dict[str, gitio.Oid]) -> dict[str, bytes]:
     """{record id: line} of a stream's shards, refusing corrupt lines."""
     by_id: dict[str, bytes] = {}
-    for path in sorted(shards, key=lambda p: (p.rsplit("/", 1)[0], shard_order(p.rsplit("/", 1)[1]))):
+    for path in layout.order_paths(shards):
         for line in gitio.read_blob(repo, shards[path]).splitlines():
             try:
                 rid = json.loads(line)["id"]
@@ -73,14 +72,14 @@ def shard_lines(stream: str, lines: Iterable[bytes]) -> dict[str, bytes]:
     for line in lines:
         month = json.loads(line)["ts"][:7]
         buffer = current.setdefault(month, bytearray())
-        if buffer and len(buffer) + len(line) + 1 > SHARD_BYTES:
-            out[f"{stream}/{month}/{shard_name(month_counts.get(month, 0))}"] = bytes(buffer)
+        if buffer and len(buffer) + len(line) + 1 > layout.SHARD_BYTES:
+            out[layout.shard_path(stream, month, month_counts.get(month, 0))] = bytes(buffer)
             month_counts[month] = month_counts.get(month, 0) + 1
             buffer.clear()
         buffer.extend(line + b"\n")
     for month, buffer in current.items():
         if buffer:
-            out[f"{stream}/{month}/{shard_name(month_counts.get(month, 0))}"] = bytes(buffer)
+            out[layout.shard_path(stream, month, month_counts.get(month, 0))] = bytes(buffer)
     return out
 
 

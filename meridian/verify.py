@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from meridian import gitio, records
+from meridian import gitio, layout, records
 from meridian.errors import MeridianError
 from meridian.ledger import Ledger
 
@@ -88,10 +88,11 @@ def ids_under(ledger: Ledger, stream: str, month: str | None, at: gitio.Oid) -> 
         return ledger.ids(stream, at=at)
     tree = ledger.tree(at)
     out: set[str] = set()
-    for name, is_dir in gitio.tree_names(ledger.repo, tree, f"{stream}/{month}"):
-        if is_dir or not name.endswith(".jsonl"):
-            continue
-        data = gitio.blob_data(gitio.tree_entry(ledger.repo, tree, f"{stream}/{month}/{name}"))
+    month_tree = gitio.tree_entry(ledger.repo, tree, f"{stream}/{month}")
+    paths = layout.month_shards(ledger.repo, month_tree, f"{stream}/{month}") \
+        if isinstance(month_tree, gitio.Tree) else []
+    for path in paths:
+        data = gitio.blob_data(gitio.tree_entry(ledger.repo, tree, path))
         for line in (data or b"").splitlines():
             # Lines the ledger wrote start with the id; parse only the others.
             rid = line[7:39].decode() if line[:7] == b'{"id":"' and line[39:41] == b'",' \
@@ -145,7 +146,7 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
     # checked. Any other id hashes its time, and a record is stored under the month of
     # its time, so a replayed copy (a gate passed twice, a cost counted twice) can only
     # be in that month's shards: checking them costs one month, not the stream.
-    stream, month = (path.rsplit("/", 2) + ["", ""])[:2]
+    stream, month = layout.split_shard_path(path) or (layout.stream_of(path) or "", "")
     for offset, line in enumerate(appended.splitlines()):
         rid, kind, ts = _id_kind_ts(line)
         if rid is None:
@@ -194,7 +195,7 @@ def _split_tree(repo: gitio.Repository, tree: object) -> tuple[dict[str, list[tu
             documents[path] = oid
             continue
         data = gitio.read_blob(repo, oid)
-        bucket = streams.setdefault(path.rsplit("/", 2)[0], [])
+        bucket = streams.setdefault(layout.stream_of(path) or path, [])
         bucket.extend((path, line) for line in data.splitlines())
         if data and not data.endswith(b"\n"):
             bucket.append((path, b""))  # reported as a malformed line
