@@ -56,8 +56,11 @@ class Write:
         return self
 
     def message(self) -> str:
-        summary = " ".join(self.summary.split()) or "meridian write"
-        lines = [f"{'-'.join(key.split())}: {' '.join(str(value).split())}"
+        """The commit message, secrets redacted (a summary may quote a blocked command)."""
+        from meridian.redact import redact_text
+
+        summary = " ".join(redact_text(self.summary).split()) or "meridian write"
+        lines = [f"{'-'.join(key.split())}: {' '.join(redact_text(str(value)).split())}"
                  for key, value in self.trailers.items()]
         return summary + ("\n\n" + "\n".join(lines) if lines else "") + "\n"
 
@@ -205,7 +208,8 @@ class Ledger:
 
     def commit(self, write: Write) -> WriteResult:
         """Apply ``write`` as one commit, retrying on a concurrent writer (CAS)."""
-        return self._retrying(lambda: self._try_commit(write, self.tip()))
+        clean = self._redacted(write)
+        return self._retrying(lambda: self._try_commit(clean, self.tip()))
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` until it stops raising LedgerConflict, with jittered backoff.
@@ -257,6 +261,29 @@ class Ledger:
             except FileExistsError:
                 pass  # a newer lock holds the ref now; the one we took is void either way
         grabbed.unlink()
+
+    def _redacted(self, write: Write) -> Write:
+        """``write`` with no secret left in any record, document or message part.
+
+        The write boundary: every route to the state branch passes here, so a caller
+        that forgot to redact (or a record built without ``records.make``) cannot leak.
+        A record whose data changes is re-made with its own time and writer (a new id).
+        """
+        from meridian.redact import redact, redact_bytes
+
+        clean_records: list[tuple[str, Record]] = []
+        renamed: dict[str, str] = {}
+        for stream, record in write.records:
+            data = redact(record.data)
+            if data != record.data:
+                remade = records.make(record.kind, data, writer=record.writer, ts=record.ts)
+                renamed[record.id] = remade.id
+                record = remade
+            clean_records.append((stream, record))
+        blobs = {path: redact_bytes(data, path) for path, data in write.blobs.items()}
+        trailers = {key: renamed.get(value, value) for key, value in write.trailers.items()}
+        return Write(summary=write.summary, records=clean_records, blobs=blobs,
+                     trailers=trailers, dedupe=write.dedupe)
 
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo

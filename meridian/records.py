@@ -145,8 +145,13 @@ def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def make(kind: str, data: dict[str, Any], *, writer: str, ts: str | None = None) -> Record:
-    """A validated record with its content-hash id."""
-    clean = validate_data(kind, data)
+    """A validated record, secrets redacted, with its content-hash id.
+
+    Redaction comes first, so the id hashes what is stored and the model validates it.
+    """
+    from meridian.redact import redact  # on write only: compiling its patterns costs ms
+
+    clean = validate_data(kind, redact(data))
     stamp = ts or now_ts()
     return Record(id=record_id(kind, stamp, writer, clean), ts=stamp, kind=kind,
                   writer=writer, data=clean)

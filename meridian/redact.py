@@ -1,0 +1,431 @@
+"""The one secret redactor: everything Meridian writes to the state branch goes through it.
+
+Once a key reaches the state branch it is in git history for good (the branch is
+append-only and sync pushes it), so secrets are removed *before* any blob is written.
+The ledger applies this module at its write boundary (``meridian.ledger``): record
+data, documents (verdicts, evidence, runs) and commit messages are all redacted there,
+whichever command produced them. Exports and reports call it too.
+
+What is recognised (``[REDACTED:<kind>]`` replaces it):
+
+- provider tokens by shape: Anthropic, OpenAI, AWS access key ids, GitHub (classic and
+  fine-grained ``github_pat_``), GitLab, Slack (tokens and webhook URLs), Google, Hugging
+  Face, Stripe, npm, PyPI, SendGrid, Azure (storage ``AccountKey=``, ``SharedAccessKey=``,
+  SAS ``sig=``, client secrets), JWTs, PEM private keys (to the end of the text when the
+  END line is missing), bearer tokens, HTTP basic credentials;
+- a bare AWS secret access key (40 characters of base64) next to an access key id;
+- passwords in URLs (``scheme://user:password@host``);
+- ``name = value`` assignments whose name ends in a secret word, prefixed or not
+  (``password=``, ``DATABASE_PASSWORD=``, ``AWS_SECRET_ACCESS_KEY=``, ``STRIPE_SECRET:``,
+  ``"dbPassword": "..."``): the name is kept, the value replaced;
+- any of the above base64-encoded inside a longer run.
+
+Redaction of a JSON-like value is structural: every string (and every mapping key) is
+cleaned, and the value of a key naming a secret is replaced whole, so the result keeps
+its shape and still validates.
+
+Speed: one combined prefilter decides whether a string can hold a secret at all
+(almost all text cannot, and costs one regex scan), and results are memoised per
+distinct string, so a 10 MB output repeated across a run is scanned once.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["MARK", "Redactions", "find_secrets", "has_secret", "redact", "redact_bytes",
+           "redact_text", "secret_key"]
+
+MARK = "[REDACTED:{kind}]"
+_MARK_PREFIX = "[REDACTED"
+
+# Patterns start with their literal prefix and check the character before it with a
+# look-behind placed after it: the regex engine then skips to the prefix at C speed,
+# where a leading look-behind is tried at every position (20x slower on 10 MB).
+# (kind, pattern, needles): a pattern runs only over text containing one of its
+# needles (a plain substring test, far cheaper than a regex scan); needles in lower
+# case are looked up in the lower-cased text. Most specific first: an Anthropic key
+# also looks like a generic ``sk-`` key.
+_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("private-key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+        re.DOTALL,
+    ), ()),
+    ("anthropic-key", re.compile(r"sk-ant-(?<![A-Za-z0-9].{7})[A-Za-z0-9_\-]{16,}"), ()),
+    ("openai-key", re.compile(r"sk-(?<![A-Za-z0-9].{3})(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+     ()),
+    ("aws-access-key", re.compile(
+        r"(?:AKIA|ASIA|AROA|AIDA|ANPA|AGPA)(?<![A-Z0-9].{4})[0-9A-Z]{16}(?![0-9A-Z])"),
+     ()),
+    ("github-token", re.compile(
+        r"(?:gh[pousr]_(?<![A-Za-z0-9].{4})[A-Za-z0-9]{20,}"
+        r"|github_pat_(?<![A-Za-z0-9].{11})[A-Za-z0-9_]{20,})"),
+     ()),
+    ("slack-webhook", re.compile(
+        r"https://hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"),
+     ()),
+    ("slack-token", re.compile(
+        r"(?:xox[abposre]-(?<![A-Za-z0-9].{5})(?:[0-9]+-)?[A-Za-z0-9\-]{10,}"
+        r"|xapp-(?<![A-Za-z0-9].{5})[0-9]-[A-Za-z0-9\-]{10,}"
+        r"|xoxe\.xox[bp]-(?<![A-Za-z0-9].{10})[0-9]-[A-Za-z0-9\-]{10,})"), ()),
+    ("gitlab-token", re.compile(r"gl(?<![A-Za-z0-9].{2})(?:pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_\-]{20,}"),
+     ()),
+    ("google-api-key", re.compile(r"AIza(?<![A-Za-z0-9].{4})[0-9A-Za-z_\-]{35}"), ()),
+    ("huggingface-token", re.compile(r"hf_(?<![A-Za-z0-9].{3})[A-Za-z0-9]{30,}"), ()),
+    ("stripe-key", re.compile(
+        r"(?:sk_(?<![A-Za-z0-9].{3})|rk_(?<![A-Za-z0-9].{3})|whsec_(?<![A-Za-z0-9].{6}))"
+        r"(?:(?:live|test)_)?[A-Za-z0-9]{16,}"),
+     ()),
+    ("npm-token", re.compile(r"npm_(?<![A-Za-z0-9].{4})[A-Za-z0-9]{36}(?![A-Za-z0-9])"), ()),
+    ("pypi-token", re.compile(r"pypi-(?<![A-Za-z0-9].{5})[A-Za-z0-9_\-]{50,}"), ()),
+    ("sendgrid-key", re.compile(
+        r"SG\.(?<![A-Za-z0-9].{3})[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}"), ()),
+    # Azure AD client secrets: three characters, a digit, ``Q~``, then 31-34 more.
+    ("azure-client-secret", re.compile(
+        r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+     ("Q~",)),
+    # Storage and Service Bus connection strings, SAS signatures: the name is kept.
+    ("azure-key", re.compile(
+        r"(?i)(?P<keep>(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=)"
+        r"[A-Za-z0-9+/%]{20,}={0,2}"), ("accountkey=", "sharedaccess", "sig=")),
+    ("jwt", re.compile(r"eyJ(?<![A-Za-z0-9_-].{3})[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+     ()),
+    # The scheme name is kept (group "keep"): it says what kind of credential was there.
+    ("bearer-token", re.compile(r"(?i)(?<![A-Za-z0-9])(?P<keep>bearer\s+)[A-Za-z0-9\-._~+/]{8,}=*"),
+     ("bearer",)),
+    # ``scheme://user:password@host``: the password may itself hold ``@`` (the last one
+    # before the host ends it); the user may be empty (``redis://:pw@host``).
+    ("url-credentials", re.compile(
+        r"(?P<keep>://)[^\s/:@\"'<>\[\]]*:(?!//)[^\s/\"'<>]+(?=@[^\s@/\"'<>]+)"), ()),
+)
+
+# An AWS secret access key has no prefix: 40 base64 characters. Alone it cannot be told
+# from any other 40-character token, so it is recognised next to an access key id.
+_AWS_ID = re.compile(r"(?:AKIA|ASIA)(?<![A-Z0-9].{4})[0-9A-Z]{16}(?![0-9A-Z])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_WINDOW = 1000
+
+# ``Basic <base64 of user:password>``: redacted when the value decodes to ``x:y`` text,
+# so "basic arithmetic" in prose is left alone.
+_BASIC_AUTH = re.compile(r"(?i)(?<![A-Za-z0-9])(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+# Runs of (standard or URL-safe) base64 long enough to hide a key.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")  # scanning left to right, a match starts a run
+
+# ``password=hunter2``, ``DATABASE_PASSWORD: abc``, ``"secret": "x"`` inside free text:
+# the name is kept (it explains what was there) and only the value is replaced.
+_SECRET_WORD = (
+    r"(?:password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey|"
+    r"access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
+    r"private[_-]?key|credentials?|token)"
+)
+_VALUE_START = r"(?!\[REDACTED)(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"'&,;]))"
+# The match starts at the secret word: whatever precedes it (``DATABASE_``, ``db``)
+# stays in the text, so prefixed names need no pattern of their own.
+_ASSIGNMENT_SOURCE = (
+    rf"(?P<head>{_SECRET_WORD}[\"']?\s*[:=]\s*)"
+    rf"(?:(?P<dq>\"){_VALUE_START}[^\"\n]+(?=\")|(?P<sq>'){_VALUE_START}[^'\n]+(?=')"
+    rf"|{_VALUE_START}[^\s\"'&,;]+)"
+)
+_ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "key", "token", "credential")
+# Run over lower-cased text: a case-sensitive scan is ten times faster, and lower-casing
+# keeps every offset when the text's length does not change. (The case-insensitive
+# form, for text where it does, is compiled on first use: it costs 10 ms to compile.)
+_ASSIGNMENT_LOWER = re.compile(_ASSIGNMENT_SOURCE.replace("REDACTED", "redacted"))
+
+
+@lru_cache(maxsize=1)
+def _assignment_any_case() -> re.Pattern[str]:
+    return re.compile("(?i)" + _ASSIGNMENT_SOURCE)
+# Mapping keys whose value is a secret whatever it looks like: the key, split into
+# words (``X-Auth-Token`` -> ``x_auth_token``, ``SecretAccessKey`` ->
+# ``secret_access_key``), ends in a secret word, or names a header that carries one.
+_SECRET_KEY = re.compile(rf"(?:^|_)(?:{_SECRET_WORD}|authorization|cookie|set_cookie)$")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+_BASIC_NEEDLES = ("basic",)
+
+
+@dataclass
+class Redactions:
+    """What was removed: kind -> count (never the secrets themselves)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, kind: str, n: int = 1) -> None:
+        if n:
+            self.counts[kind] = self.counts.get(kind, 0) + n
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def describe(self) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items()))
+
+
+def redact_text(text: str, found: Redactions | None = None) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+    clean, counts = _clean_cached(text)
+    if found is not None:
+        for kind, n in counts:
+            found.add(kind, n)
+    return clean
+
+
+def has_secret(text: str) -> bool:
+    """Whether ``text`` holds anything redaction would replace."""
+    return bool(_clean_cached(text)[1])
+
+
+@lru_cache(maxsize=8192)
+def _clean_cached(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    tally = Redactions()
+    clean = _clean(text, tally)
+    return clean, tuple(sorted(tally.counts.items()))
+
+
+def _clean(text: str, tally: Redactions) -> str:
+    return _clean_encoded(_clean_plain(text, tally), tally)
+
+
+def _clean_plain(text: str, tally: Redactions) -> str:
+    """Every secret written in plain text (not the base64 step)."""
+    lowered: str | None = None
+    for kind, pattern, needles in _PATTERNS:
+        if needles:
+            if pattern.flags & re.IGNORECASE:
+                lowered = lowered if lowered is not None else text.lower()
+                haystack = lowered
+            else:
+                haystack = text
+            if not any(needle in haystack for needle in needles):
+                continue
+        if kind == "aws-access-key":  # the bare secret key is found by its id: first
+            text = _redact_aws_secret_keys(text, tally)
+        mark = MARK.format(kind=kind)
+        # A literal replacement (no backslashes in a mark), after the kept name if any.
+        replacement = r"\g<keep>" + mark if "keep" in pattern.groupindex else mark
+        text, n = pattern.subn(replacement, text)
+        if n:
+            tally.add(kind, n)
+            lowered = None
+    lowered = lowered if lowered is not None else text.lower()
+    if any(needle in lowered for needle in _ASSIGNMENT_NEEDLES):
+        text, n = _redact_assignments(text, lowered)
+        tally.add("secret-value", n)
+        if n:
+            lowered = text.lower()
+    if "basic" in lowered:
+        mark = MARK.format(kind="basic-auth")
+        before = text.count(mark)
+        text = _BASIC_AUTH.sub(_redact_basic_auth, text)
+        tally.add("basic-auth", text.count(mark) - before)  # matches left alone do not count
+    return text
+
+
+def _clean_encoded(text: str, tally: Redactions) -> str:
+    """Base64 runs whose decoding holds a secret, replaced whole."""
+    runs = set(_BASE64_RUN.findall(text))
+    if not runs:
+        return text
+    encoded = {run for run in runs if _encodes_secret(run)}
+    if not encoded:
+        return text
+    mark = MARK.format(kind="base64-secret")
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) in encoded:
+            tally.add("base64-secret")
+            return mark
+        return match.group(0)
+
+    return _BASE64_RUN.sub(replace, text)
+
+
+def _redact_assignments(text: str, lowered: str) -> tuple[str, int]:
+    if len(lowered) != len(text):  # a character whose lower case is longer: offsets moved
+        return _assignment_any_case().subn(_redact_assignment, text)
+    pieces: list[str] = []
+    last = 0
+    for match in _ASSIGNMENT_LOWER.finditer(lowered):
+        quote = match.group("dq") or match.group("sq") or ""
+        pieces.append(text[last:match.end("head")] + quote + MARK.format(kind="secret-value"))
+        last = match.end()
+    if not pieces:
+        return text, 0
+    pieces.append(text[last:])
+    return "".join(pieces), len(pieces) - 1
+
+
+def _redact_assignment(match: re.Match[str]) -> str:
+    quote = match.group("dq") or match.group("sq") or ""
+    return match.group("head") + quote + MARK.format(kind="secret-value")
+
+
+def _looks_like_aws_secret(token: str) -> bool:
+    # Real keys mix cases and digits; a hex digest or a word does not.
+    return (any(c.isupper() for c in token) and any(c.islower() for c in token)
+            and any(c.isdigit() or c in "/+" for c in token))
+
+
+def _redact_aws_secret_keys(text: str, tally: Redactions) -> str:
+    """40-character secret keys within ``_AWS_WINDOW`` characters of an access key id."""
+    windows: list[list[int]] = []
+    for match in _AWS_ID.finditer(text):
+        start = max(0, match.start() - _AWS_WINDOW)
+        end = min(len(text), match.end() + _AWS_WINDOW)
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    if not windows:
+        return text
+    mark = MARK.format(kind="aws-secret-key")
+    pieces: list[str] = []
+    last = 0
+    for start, end in windows:
+        # Widen to token boundaries, so no key is cut in two by a window's edge.
+        while start > 0 and _AWS_CHARS.fullmatch(text[start - 1]):
+            start -= 1
+        while end < len(text) and _AWS_CHARS.fullmatch(text[end]):
+            end += 1
+        for match in _AWS_SECRET.finditer(text, max(start, last), end):
+            if _looks_like_aws_secret(match.group(0)):
+                pieces.append(text[last:match.start()] + mark)
+                last = match.end()
+                tally.add("aws-secret-key")
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+_AWS_CHARS = re.compile(r"[A-Za-z0-9/+=]")
+
+
+def _decode_base64(run: str) -> str | None:
+    """``run`` decoded as base64 (standard or URL-safe) to mostly printable text, or None."""
+    body = run.rstrip("=").encode("ascii", "ignore")
+    if b"-" in body or b"_" in body:
+        body = body.translate(_URL_SAFE)
+    try:
+        raw = binascii.a2b_base64(body + b"=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    text = raw.decode("utf-8", errors="ignore")
+    # Random identifiers and digests decode to binary noise: skip them cheaply.
+    if len(text) < len(raw) * 0.9:
+        return None
+    return text
+
+
+_URL_SAFE = bytes.maketrans(b"-_", b"+/")
+
+
+def _redact_basic_auth(match: re.Match[str]) -> str:
+    decoded = _decode_base64(match.group(2))
+    if decoded is None or ":" not in decoded or not decoded.isprintable():
+        return match.group(0)
+    return match.group(1) + MARK.format(kind="basic-auth")
+
+
+@lru_cache(maxsize=16384)
+def _encodes_secret(run: str) -> bool:
+    """Whether some alignment of the base64 ``run`` decodes to text holding a secret."""
+    if ("-" in run or "_" in run) and ("+" in run or "/" in run):
+        return False  # both alphabets at once (a path, an identifier): not base64
+    if run.lower() == run or run.upper() == run:
+        # Base64 of 20+ characters of text mixes cases; a hex digest or snake_case does not.
+        return False
+
+    for offset in range(4):  # the encoded text may start mid-run
+        decoded = _decode_base64(run[offset:])
+        if decoded and _has_plain_secret(decoded):
+            return True
+    return False
+
+
+def _has_plain_secret(text: str) -> bool:
+    tally = Redactions()
+    _clean_plain(text, tally)
+    return bool(tally.total)
+
+
+def secret_key(key: str) -> bool:
+    """Whether a mapping key names a secret (its value is replaced whole)."""
+    words = _NON_WORD.sub("_", _CAMEL.sub("_", key)).strip("_").lower()
+    return _SECRET_KEY.search(words) is not None
+
+
+def redact(value: Any, found: Redactions | None = None) -> Any:
+    """A copy of a JSON-like value with every string, and every secret-named key's value, redacted."""
+    tally = found if found is not None else Redactions()
+    if isinstance(value, str):
+        return redact_text(value, tally)
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            clean_key = redact_text(key, tally) if isinstance(key, str) else key
+            already_clean = isinstance(item, str) and item.startswith(_MARK_PREFIX)
+            if (isinstance(key, str) and item not in (None, "", [], {}) and not already_clean
+                    and not isinstance(item, bool) and secret_key(key)):
+                tally.add("secret-value")
+                item = MARK.format(kind="secret-value")
+            out[clean_key] = redact(item, tally)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact(item, tally) for item in value]
+    return value
+
+
+def redact_bytes(data: bytes, path: str = "", found: Redactions | None = None) -> bytes:
+    """A document's bytes with secrets removed; unchanged bytes when it holds none.
+
+    A ``.json`` document is redacted structurally (it stays valid JSON, indented as
+    Meridian writes documents); other UTF-8 text as text; binary data is left alone.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    if path.endswith(".json"):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            document = _NOT_JSON
+        if document is not _NOT_JSON:
+            tally = Redactions()
+            clean = redact(document, tally)
+            if not tally.total:
+                return data
+            if found is not None:
+                for kind, n in tally.counts.items():
+                    found.add(kind, n)
+            return (json.dumps(clean, indent=2, sort_keys=True, ensure_ascii=False)
+                    + "\n").encode()
+    clean_text = redact_text(text, found)
+    return data if clean_text == text else clean_text.encode()
+
+
+_NOT_JSON = object()
+
+
+def find_secrets(text: str, *, assignments: bool = True) -> list[str]:
+    """Kinds of secret still present in ``text`` (empty when it is clean).
+
+    ``assignments=False`` skips the ``name: value`` heuristic. That is for scanning a
+    serialised document whose every string and key was already redacted: JSON's own
+    ``"api_key": null`` would trip the heuristic without holding any secret.
+    """
+    counts = dict(_clean_cached(text)[1])
+    if not assignments:
+        counts.pop("secret-value", None)
+    return sorted(counts)

@@ -1,0 +1,153 @@
+"""Attack: get a secret onto the state branch (which sync pushes and git keeps for good).
+
+Layer: the ledger's write boundary (``meridian.ledger.Ledger.commit`` redacts every
+record, document and commit message with ``meridian.redact``), so no route is missed,
+whichever command wrote. Each test plants keys through one route and then searches
+``git log -p --all`` and the reports for them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from meridian.ledger import Ledger, Write
+from meridian.records import Record, record_id
+from tests.adversarial.conftest import Proc, all_history, commit_all, pass_gate, write
+
+AWS_ID = "AKIAQ7Z2EXAMPLEX3J4K"
+AWS_SECRET = "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"
+DB_PASSWORD = "hunter2-Db-Pw-417"
+NPM = "npm_" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8Ue"
+PEM_BODY = "MIIEowIBAAKCAQEAr7Xw9LmQ2pZ"
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+URL_PASSWORD = "pg-Pa55-w0rd"
+
+PLANTED = (
+    f"DATABASE_PASSWORD={DB_PASSWORD}\n"
+    f"export AWS_ACCESS_KEY_ID={AWS_ID}\n"
+    f"aws key {AWS_ID} {AWS_SECRET}\n"
+    f"NPM_TOKEN {NPM}\n"
+    f"postgres://app:{URL_PASSWORD}@db.internal:5432/app\n"
+    f"{PEM}\n"
+)
+SECRETS = (AWS_ID, AWS_SECRET, DB_PASSWORD, NPM, PEM_BODY, URL_PASSWORD)
+
+
+def assert_clean(text: str, where: str) -> None:
+    leaked = [s for s in SECRETS if s in text]
+    assert not leaked, f"{where} holds {leaked}"
+
+
+def planted_script(root: Path) -> str:
+    script = root / "tools" / "leak.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    # The key is built at run time: the script committed to the code branch holds it hex-encoded.
+    script.write_text(f"import sys\nsys.stdout.write(bytes.fromhex({PLANTED.encode().hex()!r}).decode())\n")
+    return f"{sys.executable} tools/leak.py"
+
+
+def test_check_output_in_evidence_is_redacted(project: Path, cli: Callable[..., Proc]) -> None:
+    gates = (project / ".meridian" / "gates.yaml").read_text()
+    command = planted_script(project)
+    gates = gates.replace('artifacts: ["spec/**"]',
+                          f'artifacts: ["spec/**"]\n    checks: [{json.dumps(command)}]')
+    write(project, ".meridian/gates.yaml", gates)
+    commit_all(project, "a check that prints secrets")
+    pass_gate(cli, project, "spec", "spec/notes.py")
+    assert_clean(all_history(project), "git log -p --all")
+    evidence = [p for p in Ledger.open(project).listdir("evidence/spec")]
+    doc = Ledger.open(project).read_json(f"evidence/spec/{evidence[0]}")
+    assert "[REDACTED:" in json.dumps(doc)  # the output is there, its secrets are not
+    for args in (("why", "spec"), ("gate", "show", "spec"), ("log", "--json")):
+        result = cli(*args)
+        assert_clean(result.out + result.err, " ".join(args))
+
+
+def test_verdict_texts_from_an_evaluator_are_redacted(project: Path,
+                                                      cli: Callable[..., Proc]) -> None:
+    judge = project / "tools" / "judge.py"
+    judge.parent.mkdir(parents=True, exist_ok=True)
+    verdict = {"scores": {"completeness": 9, "correctness": 9, "robustness": 9,
+                          "spec_adherence": 9},
+               "summary": f"looks fine; I used {PLANTED}",
+               "issues": [{"severity": "low", "file": "spec/notes.py", "line": 1,
+                           "message": f"hard-coded DATABASE_PASSWORD={DB_PASSWORD} and {NPM}"}]}
+    hexed = json.dumps(verdict).encode().hex()
+    judge.write_text(f"import sys\nsys.stdin.read()\nprint(bytes.fromhex({hexed!r}).decode())\n")
+    gates = (project / ".meridian" / "gates.yaml").read_text().replace(
+        'artifacts: ["spec/**"]',
+        'artifacts: ["spec/**"]\n    evaluate: {evaluator: command, command: '
+        f'{json.dumps(sys.executable + " tools/judge.py")}}}')
+    write(project, ".meridian/gates.yaml", gates)
+    commit_all(project, "command evaluator")
+    pass_gate(cli, project, "spec", "spec/notes.py")
+    assert_clean(all_history(project), "git log -p --all")
+    result = cli("why", "spec")
+    assert_clean(result.out + result.err, "why")
+
+
+def test_a_blocked_bash_command_and_its_commit_subject_are_redacted(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    assert cli("init", "--no-hooks", "--claude").code == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    [command] = [hook["command"] for entry in settings["hooks"]["PreToolUse"]
+                 for hook in entry["hooks"] if "meridian hook claude" in hook["command"]]
+    bash = f"DATABASE_PASSWORD={DB_PASSWORD} AWS_KEY={AWS_ID} git commit --no-verify -m wip"
+    payload = json.dumps({"session_id": "s1", "transcript_path": "/dev/null",
+                          "cwd": str(project), "hook_event_name": "PreToolUse",
+                          "permission_mode": "default", "tool_name": "Bash",
+                          "tool_use_id": "toolu_1", "tool_input": {"command": bash}})
+    proc = subprocess.run(command, shell=True, input=payload, cwd=project,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "deny" in proc.stdout, proc
+    blocked = [r for r in Ledger.open(project).records() if r.kind == "gate.blocked"]
+    assert blocked, "the hook recorded the refusal"
+    assert_clean(all_history(project), "git log -p --all")
+
+
+def test_memory_notes_and_their_export_are_redacted(project: Path,
+                                                    cli: Callable[..., Proc]) -> None:
+    note = {"session": "s1", "event": "note", "notes": PLANTED}
+    assert cli("memory", "add", "episodic", "--json", json.dumps(note)).code == 0
+    pattern = {"text": f"connect with postgres://app:{URL_PASSWORD}@db/app", "confidence": 0.5}
+    assert cli("memory", "add", "semantic", "--json", json.dumps(pattern)).code == 0
+    assert_clean(all_history(project), "git log -p --all")
+    for args in (("memory", "list", "episodic", "--json"), ("memory", "export", "episodic"), ("memory", "export", "semantic")):
+        result = cli(*args)
+        assert result.code == 0, result
+        assert_clean(result.out, " ".join(args))
+    assert cli("verify").code == 0  # redacted records are valid records
+
+
+def test_a_program_writing_records_by_hand_is_redacted_too(project: Path,
+                                                          cli: Callable[..., Proc]) -> None:
+    """An agent calling the library directly, with a record built without records.make and
+    documents of its own, still goes through the write boundary."""
+    ledger = Ledger(Ledger.open(project).repo, "meridian/state")
+    data = {"source": "gate", "reason": PLANTED}
+    ts = "2026-01-01T00:00:00.000000Z"
+    raw = Record(id=record_id("gate.blocked", ts, ledger.writer, data), ts=ts,
+                 kind="gate.blocked", writer=ledger.writer, data=data)
+    ledger.commit(Write(summary=f"note {PLANTED}", trailers={"Meridian-Note": PLANTED,
+                                                             "Meridian-Record": raw.id},
+                        blobs={"notes/leak.json": json.dumps({"out": PLANTED}).encode()})
+                  .add("events", raw))
+    assert_clean(all_history(project), "git log -p --all")
+    assert cli("verify").code == 0
+    stored = [r for r in ledger.records() if r.kind == "gate.blocked"]
+    message = ledger.history().__next__().message
+    assert f"Meridian-Record: {stored[-1].id}" in message  # the trailer names the stored id
+
+
+def test_health_report_holds_no_planted_key(project: Path, cli: Callable[..., Proc],
+                                            tmp_path: Path) -> None:
+    note = {"session": "s1", "event": "note", "notes": PLANTED}
+    assert cli("memory", "add", "episodic", "--json", json.dumps(note)).code == 0
+    report = tmp_path / "health.html"
+    result = cli("health", "--html", str(report))
+    assert result.code == 0, result
+    assert_clean(report.read_text() + result.out, "health --html")
