@@ -251,11 +251,15 @@ def _clean_encoded(text: str, tally: Redactions) -> str:
 
 
 def _redact_assignments(text: str, lowered: str) -> tuple[str, int]:
-    if len(lowered) != len(text):  # a character whose lower case is longer: offsets moved
-        return _assignment_any_case().subn(_redact_assignment, text)
+    if len(lowered) == len(text):
+        matches = _ASSIGNMENT_LOWER.finditer(lowered)
+    else:  # a character whose lower case is longer: offsets moved, scan the text itself
+        matches = _assignment_any_case().finditer(text)
     pieces: list[str] = []
     last = 0
-    for match in _ASSIGNMENT_LOWER.finditer(lowered):
+    for match in matches:
+        if not _is_assignment(text, match):
+            continue
         quote = match.group("dq") or match.group("sq") or ""
         pieces.append(text[last:match.end("head")] + quote + MARK.format(kind="secret-value"))
         last = match.end()
@@ -265,9 +269,24 @@ def _redact_assignments(text: str, lowered: str) -> tuple[str, int]:
     return "".join(pieces), len(pieces) - 1
 
 
-def _redact_assignment(match: re.Match[str]) -> str:
-    quote = match.group("dq") or match.group("sq") or ""
-    return match.group("head") + quote + MARK.format(kind="secret-value")
+def _is_assignment(text: str, match: re.Match[str]) -> bool:
+    """Whether a ``word: value`` match assigns a secret, judged by the whole name.
+
+    A name that is just the secret word, or any name followed by ``=``, assigns
+    (``password: x``, ``DATABASE_PASSWORD=x``). A longer name followed by ``:`` assigns
+    only when it is written as a key: in capitals (``STRIPE_SECRET: x``) or quoted
+    (``"dbPassword": "x"``); ``test_wrong_password: not found`` is prose.
+    """
+    start = match.start()
+    name_start = start
+    while name_start > 0 and (text[name_start - 1].isalnum() or text[name_start - 1] in "_.-"):
+        name_start -= 1
+    if name_start == start or "=" in match.group("head"):
+        return True
+    name = text[name_start:match.end("head")].split(":")[0].rstrip("\"' \t")
+    quoted = (name_start > 0 and text[name_start - 1] in "\"'") or \
+        match.group("head").rstrip(": \t").endswith(("\"", "'"))
+    return quoted or name.isupper()
 
 
 def _looks_like_aws_secret(token: str) -> bool:
