@@ -23,16 +23,39 @@ class _Strict(BaseModel):
 
 class AnthropicSettings(_Strict):
     model: str = "claude-sonnet-4-6"
-    max_tokens: int = Field(default=4096, gt=0)
-    timeout_s: float = Field(default=120.0, gt=0)
+    # The Messages API endpoint. Only this committed setting chooses it: an
+    # ANTHROPIC_BASE_URL in the environment is refused unless allow_env_base_url is true
+    # (the agent being judged controls its environment). None: https://api.anthropic.com.
+    base_url: str | None = Field(default=None, pattern=r"^https?://[^\s]+$")
+    allow_env_base_url: bool = False
+    # Room for the verdict (every issue found) and, where the model thinks, its thinking.
+    max_tokens: int = Field(default=16_000, gt=0)
+    # The whole evaluation, every request and retry and retry-after wait included.
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    # Characters of evidence per request; a larger bundle is reviewed in several requests.
+    max_bundle_chars: int = Field(default=400_000, gt=1000)
+    max_requests: int = Field(default=8, ge=1, le=100)
+    # auto: think before recording the verdict where the model supports it; off: never.
+    thinking: Literal["auto", "off"] = "auto"
+
+
+class ClaudeCodeSettings(_Strict):
+    """The ``claude-code`` evaluator: the ``claude`` CLI in print mode, read-only tools."""
+
+    executable: str = "claude"
+    model: str | None = None  # None: the CLI's default model
+    max_turns: int = Field(default=30, ge=1, le=500)
+    timeout_s: float = Field(default=600.0, gt=0)
     max_bundle_chars: int = Field(default=400_000, gt=1000)
 
 
 class EvaluatorSettings(_Strict):
-    kind: Literal["auto", "heuristic", "anthropic", "command"] = "auto"
+    kind: Literal["auto", "heuristic", "anthropic", "claude-code", "command"] = "auto"
     command: str | None = None
     threshold: float = Field(default=7.0, ge=0, le=10)
     anthropic: AnthropicSettings = AnthropicSettings()
+    claude_code: ClaudeCodeSettings = ClaudeCodeSettings()
 
 
 class ApprovalSettings(_Strict):
@@ -90,9 +113,14 @@ version: 1
 branch: meridian/state
 remote: origin
 evaluator:
-  # auto: anthropic when ANTHROPIC_API_KEY is set, else the offline heuristic evaluator.
+  # auto: anthropic when ANTHROPIC_API_KEY is set, else claude-code when the `claude`
+  # CLI is on PATH, else the offline heuristic evaluator.
   kind: auto
   threshold: 7.0
+  # anthropic:
+  #   model: claude-sonnet-4-6
+  #   base_url: https://api.anthropic.com   # only this setting picks the endpoint
+  #   timeout_s: 300                        # the whole evaluation, retries included
 approval:
   # Let `meridian gate approve` run without a terminal (lets an agent approve: not advised).
   allow_non_interactive: false

@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from meridian.gates.lifecycle import open_project
-    from meridian.gates.report import status_lines, summary_line
+    from meridian.gates.report import identity_lines, status_lines, summary_line
     from meridian.gates.state import derive_states, stale_reason
 
     project = open_project(".")
@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
                           "gates": [s.to_json() for s in statuses], "stale": stale}, indent=2))
     else:
         for line in status_lines(statuses):
+            print(line)
+        for line in identity_lines(statuses):
             print(line)
         print(summary_line(statuses))
     if args.strict and stale:

@@ -1,12 +1,16 @@
 """Evaluators: something other than the agent that did the work judges it.
 
 ``evaluate(bundle, settings)`` picks the evaluator (``settings.kind``; ``auto`` means
-anthropic when ``ANTHROPIC_API_KEY`` is set, else heuristic), gets its scores and
+anthropic when ``ANTHROPIC_API_KEY`` is set, else claude-code when the ``claude`` CLI is
+on ``PATH``, else heuristic; ``choose_kind`` says which and why), gets its scores and
 issues, and lets ``models.decide`` compute pass/fail. Whatever the evaluator says about
-passing is ignored. The objective findings (a declared artifact that matched nothing,
-a failing check) are added to every evaluator's issues, so no reviewer can argue them
-away. An evaluator that gives no verdict raises ``EvaluatorUnavailable``: neither pass
-nor fail, the caller leaves the gate unchanged.
+passing is ignored. The offline scan runs under every evaluator: its findings (and the
+objective ones: a declared artifact that matched nothing, a failing check) are shown to
+a model evaluator and added to every evaluator's issues, so no reviewer can argue them
+away. A model evaluator that did not see every changed line gets a high issue saying
+what it missed, so the verdict cannot pass. An evaluator that gives no verdict (or
+scores ``decide`` cannot use) raises ``EvaluatorUnavailable``: neither pass nor fail,
+the caller leaves the gate unchanged.
 
 Importing this package loads none of its modules: every name below is imported from
 its module on first use (``__getattr__``). The pre-commit hook imports
@@ -68,6 +72,7 @@ __all__ = [
     "Issue",
     "Usage",
     "Verdict",
+    "choose_kind",
     "decide",
     "evaluate",
     "objective_findings",
@@ -90,11 +95,23 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+def choose_kind(settings: EvaluatorSettings) -> tuple[str, str]:
+    """The evaluator that will run and why: ``auto`` resolved against the environment."""
+    if settings.kind != "auto":
+        return settings.kind, f"evaluator.kind is {settings.kind}"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic", "auto: ANTHROPIC_API_KEY is set"
+    import shutil
+
+    executable = settings.claude_code.executable
+    if shutil.which(executable):
+        return "claude-code", f"auto: no ANTHROPIC_API_KEY, the `{executable}` CLI is on PATH"
+    return "heuristic", f"auto: no ANTHROPIC_API_KEY and no `{executable}` CLI on PATH"
+
+
 def resolve_kind(settings: EvaluatorSettings) -> str:
     """The evaluator that will run: ``auto`` resolved against the environment."""
-    if settings.kind == "auto":
-        return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "heuristic"
-    return settings.kind
+    return choose_kind(settings)[0]
 
 
 def select_evaluator(settings: EvaluatorSettings, *,
@@ -113,6 +130,10 @@ def select_evaluator(settings: EvaluatorSettings, *,
         from meridian.evaluators.command_evaluator import CommandEvaluator
 
         return CommandEvaluator(settings.command, cwd=cwd)
+    if kind == "claude-code":
+        from meridian.evaluators.claude_code_evaluator import ClaudeCodeEvaluator
+
+        return ClaudeCodeEvaluator(settings.claude_code, cwd=cwd)
     from meridian.evaluators.anthropic_evaluator import AnthropicEvaluator
 
     return AnthropicEvaluator(settings.anthropic, http_client=http_client)
@@ -141,20 +162,39 @@ def evaluate(
     the anthropic SDK's HTTP client (e.g. a proxy). Raises ``EvaluatorUnavailable``
     when no verdict could be had, ``ConfigError`` for a bad evaluator configuration.
     """
-    from meridian.evaluators.heuristic import HeuristicEvaluator, objective_findings
-    from meridian.evaluators.models import decide
+    from meridian.evaluators._base import EvaluatorUnavailable
+    from meridian.evaluators.heuristic import HeuristicEvaluator, bundle_findings
+    from meridian.evaluators.models import Issue, decide
 
     evaluator = select_evaluator(settings, disabled_checks=disabled_checks, cwd=cwd,
                                  http_client=http_client)
-    objective = objective_findings(bundle, disabled_checks)
-    assessment = evaluator.assess(bundle)
-    issues = assessment.issues
-    if not isinstance(evaluator, HeuristicEvaluator):
-        issues = _with_objective_findings(issues, objective)
-    return decide(
-        gate=bundle.gate, evaluator=assessment.evaluator, subject=bundle.subject,
-        scores=assessment.scores, issues=issues,
-        threshold=settings.threshold if threshold is None else threshold,
-        weights=dict(weights) if weights is not None else None,
-        summary=assessment.summary, usage=assessment.usage, self_score=self_score,
-    )
+    if isinstance(evaluator, HeuristicEvaluator):
+        assessment = evaluator.assess(bundle)
+        issues = assessment.issues
+    else:
+        # The offline scan runs under every evaluator; a model is shown its findings.
+        scanned = bundle_findings(bundle, disabled_checks)
+        assessment = evaluator.assess(bundle, scanned)
+        issues = _with_objective_findings(assessment.issues, scanned)
+    coverage = assessment.coverage
+    if coverage is not None and not coverage.complete:
+        missed = "; ".join(coverage.unseen[:3]) + (
+            f" and {len(coverage.unseen) - 3} more" if len(coverage.unseen) > 3 else "")
+        issues = [*issues, Issue(
+            severity="high", check="coverage",
+            message=f"the evaluator did not see all of the evidence: it {coverage.describe()}"
+                    + (f" (not shown: {missed})" if missed else "")
+                    + "; a submission whose changed lines were not all seen cannot pass "
+                      "(raise the evaluator's max_requests or max_bundle_chars)")]
+    try:
+        return decide(
+            gate=bundle.gate, evaluator=assessment.evaluator, subject=bundle.subject,
+            scores=assessment.scores, issues=issues,
+            threshold=settings.threshold if threshold is None else threshold,
+            weights=dict(weights) if weights is not None else None,
+            summary=assessment.summary, usage=assessment.usage, self_score=self_score,
+            identity=assessment.identity, coverage=coverage,
+        )
+    except ValueError as err:  # scores decide cannot use are no verdict
+        raise EvaluatorUnavailable(assessment.evaluator, f"its scores are unusable: {err}",
+                                   usage=assessment.usage) from None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from meridian.errors import MeridianError
-from meridian.evaluators.models import Bundle, Issue, Usage
+from meridian.evaluators.models import Bundle, Coverage, EvaluatorIdentity, Issue, Usage
 
 
 class EvaluatorUnavailable(MeridianError):
@@ -21,9 +21,10 @@ class EvaluatorUnavailable(MeridianError):
     ``evaluator`` and ``reason`` are kept for the ``gate.evaluator_unavailable`` event.
     """
 
-    def __init__(self, evaluator: str, reason: str) -> None:
+    def __init__(self, evaluator: str, reason: str, *, usage: Usage | None = None) -> None:
         self.evaluator = evaluator
-        self.reason = " ".join(reason.split())  # one line, whatever the cause printed
+        self.reason = " ".join(reason.split())[:2000]  # one line, whatever the cause printed
+        self.usage = usage  # what the attempts cost, when the evaluator made any
         super().__init__(
             f"evaluator {evaluator} was unavailable: {self.reason} "
             "(no verdict: neither pass nor fail, the gate is unchanged)"
@@ -37,6 +38,8 @@ class Assessment:
     issues: list[Issue]
     summary: str = ""
     usage: Usage = field(default_factory=Usage)
+    identity: EvaluatorIdentity | None = None  # model evaluators: who answered
+    coverage: Coverage | None = None  # model evaluators: how much of the bundle they saw
 
 
 class Evaluator(Protocol):

@@ -9,6 +9,7 @@ as ``"pass": true`` or ``"verdict": "pass"`` is allowed in the output and ignore
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -25,6 +26,11 @@ DIMENSION_MEANING = {
     "spec_adherence": "does it do what the acceptance criteria say, not something nearby",
 }
 
+MAX_SUMMARY_CHARS = 4000
+MAX_ISSUES = 300
+MAX_MESSAGE_CHARS = 2000
+MAX_PATH_CHARS = 1000
+
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -38,26 +44,58 @@ VERDICT_SCHEMA: dict[str, Any] = {
         },
         "issues": {
             "type": "array",
+            "maxItems": MAX_ISSUES,
             "description": "Every problem found, most severe first. high = the work must not "
                            "pass as is; medium = should be fixed; low = minor.",
             "items": {
                 "type": "object",
                 "properties": {
                     "severity": {"type": "string", "enum": ["high", "medium", "low"]},
-                    "file": {"type": ["string", "null"],
+                    "file": {"type": ["string", "null"], "maxLength": MAX_PATH_CHARS,
                              "description": "path as given in the bundle"},
                     "line": {"type": ["integer", "null"],
                              "description": "1-based line from the numbered listing"},
                     "message": {"type": "string", "minLength": 1,
+                                "maxLength": MAX_MESSAGE_CHARS,
                                 "description": "what is wrong and what would fix it"},
                 },
                 "required": ["severity", "message"],
             },
         },
-        "summary": {"type": "string", "description": "two or three sentences"},
+        "summary": {"type": "string", "maxLength": MAX_SUMMARY_CHARS,
+                    "description": "two or three sentences"},
     },
     "required": ["scores", "issues", "summary"],
 }
+
+
+def _strict(schema: Any) -> Any:
+    """``schema`` as strict tool use takes it: every object closed with every property
+    required (optional ones are nullable already), no numeric or length keywords (the
+    bounds move into the description; Meridian checks them on the answer)."""
+    if isinstance(schema, list):
+        return [_strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    bounds: list[str] = []
+    for key, value in schema.items():
+        if key in ("minimum", "maximum", "minLength", "maxLength", "maxItems"):
+            bounds.append(f"{key} {value}")
+            continue
+        out[key] = _strict(value) if key in ("properties", "items") else value
+        if key == "properties":
+            out[key] = {name: _strict(sub) for name, sub in value.items()}
+    if out.get("type") == "object":
+        out["additionalProperties"] = False
+        out["required"] = list(out.get("properties", {}))
+    if bounds:
+        out["description"] = (out.get("description", "") + f" ({', '.join(bounds)})").strip()
+    return out
+
+
+# What the record_verdict tool declares to the API (strict tool use).
+TOOL_INPUT_SCHEMA: dict[str, Any] = _strict(VERDICT_SCHEMA)
 
 USAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -85,9 +123,32 @@ def _path(error_path: Any) -> str:
     return ".".join(str(p) for p in error_path) or "(top level)"
 
 
+def _non_finite(data: object, path: str = "") -> str | None:
+    """The path of the first NaN or infinite number in ``data`` (JSON allows neither,
+    Python's parser reads both, and every bound compares False with NaN)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return path or "(top level)"
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found = _non_finite(value, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    if isinstance(data, list):
+        for index, value in enumerate(data):
+            found = _non_finite(value, f"{path}.{index}" if path else str(index))
+            if found:
+                return found
+    return None
+
+
 def parse_reported(data: object, evaluator: str, schema: dict[str, Any] = VERDICT_SCHEMA
                    ) -> Reported:
     """Validate ``data`` against ``schema``; EvaluatorUnavailable naming the first problem."""
+    bad = _non_finite(data)
+    if bad is not None:
+        raise EvaluatorUnavailable(
+            evaluator, f"its verdict does not match the verdict schema: {bad}: not a finite "
+                       "number")
     error = best_match(Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         raise EvaluatorUnavailable(

@@ -29,7 +29,7 @@ from typing import Any
 
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
 from meridian.evaluators._payload import COMMAND_VERDICT_SCHEMA, parse_reported
-from meridian.evaluators.models import Bundle, Usage
+from meridian.evaluators.models import Bundle, Issue, Usage
 from meridian.gitio import clean_env
 
 COMMAND_TIMEOUT_S = 600.0
@@ -99,7 +99,9 @@ class CommandEvaluator:
                             f"{_last_line(stderr or stdout)}")
         return stdout
 
-    def assess(self, bundle: Bundle) -> Assessment:
+    def assess(self, bundle: Bundle, findings: list[Issue] | None = None) -> Assessment:
+        # ``findings`` (the offline scan's) are merged by the facade; the command's input
+        # stays the bundle JSON it always was.
         stdout = self._run(bundle.model_dump_json())
         try:
             data = json.loads(stdout)

@@ -17,8 +17,8 @@ from meridian import gitio
 from meridian.evaluators.models import ArtifactFile
 from meridian.gates import globs
 
-MAX_FILE_CHARS = 200_000
-MAX_DIFF_CHARS = 200_000
+MAX_FILE_CHARS = 1_000_000
+MAX_DIFF_CHARS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[st
             notes.append(f"{path}: binary file ({len(data)} bytes), content not included")
             continue
         if len(text) > MAX_FILE_CHARS:
-            out.append(ArtifactFile(path=path, content=text[:MAX_FILE_CHARS], truncated=True))
+            out.append(ArtifactFile(path=path, content=text[:MAX_FILE_CHARS], truncated=True,
+                                    total_chars=len(text)))
             notes.append(f"{path}: first {MAX_FILE_CHARS} of {len(text)} characters included")
             continue
         out.append(ArtifactFile(path=path, content=text))

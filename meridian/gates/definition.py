@@ -52,6 +52,10 @@ def _evaluator(settings: EvaluatorSettings) -> dict[str, Any]:
         effective["command"] = settings.command
     if settings.kind in ("auto", "anthropic"):
         effective["model"] = settings.anthropic.model
+        if settings.anthropic.base_url is not None:  # absent by default: old hashes hold
+            effective["base_url"] = settings.anthropic.base_url
+    if settings.kind == "claude-code":
+        effective["model"] = settings.claude_code.model
     return effective
 
 

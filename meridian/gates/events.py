@@ -7,7 +7,7 @@ may add their own fields, so it alone allows extra keys.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,7 +50,7 @@ class UsageData(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: the model has no price entry (unknown, not free)
 
 
 class _Outcome(_Event):
@@ -69,6 +69,10 @@ class _Outcome(_Event):
     # sha256 of the gate's definition (meridian.gates.definition) the verdict was decided
     # under. Events written before it existed have none: their definition is not compared.
     spec_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # Model evaluators: who answered (endpoint, request and message ids, responding
+    # model, client version) and how much of the evidence they saw.
+    identity: dict[str, Any] | None = None
+    coverage: dict[str, Any] | None = None
 
 
 @records.register(PASSED)
@@ -85,6 +89,7 @@ class FailedVerdict(_Outcome):
 class EvaluatorUnavailableEvent(_Event):
     evaluator: str
     reason: str
+    usage: UsageData | None = None  # what the attempts cost, when any were made
 
 
 @records.register(APPROVED)

@@ -61,7 +61,7 @@ class EvaluateSpec(_Strict):
     threshold: float | None = Field(
         default=None, ge=0, le=10,
         description="pass needs the weighted overall >= this (default: config evaluator.threshold)")
-    evaluator: Literal["auto", "heuristic", "anthropic", "command"] | None = Field(
+    evaluator: Literal["auto", "heuristic", "anthropic", "claude-code", "command"] | None = Field(
         default=None, description="override the config's evaluator kind for this gate")
     command: str | None = Field(
         default=None, min_length=1,

@@ -208,6 +208,7 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
         gate=spec.id, description=spec.description, acceptance=spec.acceptance,
         artifact_globs=list(spec.artifacts), unmatched_globs=snap.unmatched,
         artifacts=files, checks=results, diff=diff, subject=snap.subject,
+        diff_complete=not diff_notes,  # its only note says the diff was cut
         notes=notes + diff_notes,
     )
 
@@ -220,8 +221,11 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
         verdict = evaluate(bundle, settings, disabled_checks=heuristic_checks(switched_off),
                            self_score=self_score, cwd=project.root)
     except EvaluatorUnavailable as exc:
-        project.ledger.emit(ev.EVALUATOR_UNAVAILABLE,
-                            {"gate": gate, "evaluator": exc.evaluator, "reason": exc.reason})
+        unavailable: dict[str, object] = {"gate": gate, "evaluator": exc.evaluator,
+                                          "reason": exc.reason}
+        if exc.usage is not None and exc.usage.attempts:
+            unavailable["usage"] = exc.usage.model_dump(mode="json")
+        project.ledger.emit(ev.EVALUATOR_UNAVAILABLE, unavailable)
         raise Blocked(f"{gate}: {exc}; submit again when it is back: "
                       f"meridian gate submit {gate}") from None
     except MeridianError as exc:
@@ -269,6 +273,10 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
     }
     if verdict.self_score is not None:
         data["self_score"] = verdict.self_score
+    if verdict.identity is not None:
+        data["identity"] = verdict.identity.model_dump(mode="json")
+    if verdict.coverage is not None:
+        data["coverage"] = verdict.coverage.model_dump(mode="json", exclude={"unseen"})
     ledger = project.ledger
     record = ledger.record(kind, data, ts=stamp)
     outcome = "passed" if verdict.passed else "failed"

@@ -31,6 +31,21 @@ def status_lines(statuses: Iterable[GateStatus]) -> list[str]:
     return [line.rstrip() for line in _columns(rows, indent="")]
 
 
+def identity_text(identity: dict[str, Any]) -> str:
+    """Who answered a model evaluator's verdict, in one line."""
+    from meridian.evaluators.models import EvaluatorIdentity
+
+    try:
+        return EvaluatorIdentity.model_validate(identity).describe()
+    except ValueError:
+        return str(identity)[:300]
+
+
+def identity_lines(statuses: Iterable[GateStatus]) -> list[str]:
+    return [f"  {s.gate}: verdict by {identity_text(s.identity)}" for s in statuses
+            if s.identity]
+
+
 def summary_line(statuses: Iterable[GateStatus]) -> str:
     counts: dict[str, int] = {}
     for status in statuses:
@@ -62,6 +77,16 @@ def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
     ]
     if verdict.self_score is not None:
         lines.append(f"  self-score: {verdict.self_score:g} (evaluator overall {verdict.overall})")
+    if verdict.identity is not None:
+        usage = verdict.usage
+        cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+        lines.append(f"  evaluator: {verdict.identity.describe()}")
+        lines.append(f"  cost: {cost} ({usage.input_tokens} input, "
+                     f"{usage.cache_creation_input_tokens} cache-write, "
+                     f"{usage.cache_read_input_tokens} cache-read, {usage.output_tokens} "
+                     f"output tokens; {usage.attempts} request(s))")
+    if verdict.coverage is not None:
+        lines.append(f"  coverage: {verdict.coverage.describe()}")
     if verdict.summary:
         lines.append(f"  summary: {verdict.summary}")
     issues = ordered_issues(verdict.issues)
@@ -108,8 +133,15 @@ def _event_text(record: Record) -> str:
     if kind in (ev.PASSED, ev.FAILED):
         counts = data.get("issues") or {}
         issues = ", ".join(f"{n} {sev}" for sev, n in counts.items())
-        return (f"overall {data.get('overall')} vs {data.get('threshold')} "
+        text = (f"overall {data.get('overall')} vs {data.get('threshold')} "
                 f"({data.get('evaluator')})" + (f"; issues: {issues}" if issues else ""))
+        if isinstance(data.get("identity"), dict):
+            text += f"; {identity_text(data['identity'])}"
+        coverage = data.get("coverage")
+        if isinstance(coverage, dict) and coverage.get("changed_lines_total") is not None:
+            text += (f"; saw {coverage.get('changed_lines_seen')}/"
+                     f"{coverage.get('changed_lines_total')} changed lines")
+        return text
     if kind == ev.EVALUATOR_UNAVAILABLE:
         return f"{data.get('evaluator')}: {data.get('reason')} (no verdict)"
     if kind == ev.APPROVED:

@@ -63,6 +63,9 @@ class GateStatus:
     submissions: int = 0
     blocks: int = 0
     updated_at: str | None = None
+    # Model evaluators: who answered the latest verdict (endpoint, request and message
+    # ids, responding model, client version); None for the offline evaluator.
+    identity: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,6 +87,7 @@ class _Fold:
     evaluator: str | None = None
     subject: str | None = None
     spec_hash: str | None = None
+    identity: dict[str, Any] | None = None
     high_issues: int = 0
     approved_verdict: str | None = None
     approver: str | None = None
@@ -118,6 +122,7 @@ class _Fold:
             self.evaluator = data.get("evaluator")
             self.subject = data.get("subject")
             self.spec_hash = data.get("spec_hash")
+            self.identity = data.get("identity")
             self.high_issues = int((data.get("issues") or {}).get("high", 0))
         elif kind == ev.EVALUATOR_UNAVAILABLE:
             if self.phase == "submitted":
@@ -198,7 +203,7 @@ def _base_status(spec: GateSpec, fold: _Fold) -> GateStatus:
         estimate_hours=fold.estimate_hours if fold.estimate_hours is not None else spec.estimate_hours,
         verdict=fold.verdict, verdict_passed=fold.verdict_passed, overall=fold.overall,
         threshold=fold.threshold, evaluator=fold.evaluator, subject=fold.subject,
-        spec_hash=fold.spec_hash,
+        spec_hash=fold.spec_hash, identity=fold.identity,
         approver=fold.approver if fold.approved_verdict == fold.verdict else None,
         submissions=fold.submissions, blocks=fold.blocks, updated_at=fold.updated_at,
     )

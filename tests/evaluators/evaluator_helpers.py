@@ -62,10 +62,11 @@ def make_bundle(files: dict[str, str] | None = None, *, checks: list[CheckResult
 
 def tool_use_message(verdict: dict[str, Any], *, model: str = "claude-sonnet-4-6",
                      input_tokens: int = 2000, output_tokens: int = 400,
-                     stop_reason: str = "tool_use") -> dict[str, Any]:
+                     stop_reason: str = "tool_use", message_id: str = "msg_01XFDUDYJgAACzvnptvVoYEL",
+                     **usage: int) -> dict[str, Any]:
     """A Messages API reply whose content is a record_verdict tool call."""
     return {
-        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "id": message_id,
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -73,7 +74,7 @@ def tool_use_message(verdict: dict[str, Any], *, model: str = "claude-sonnet-4-6
                      "name": "record_verdict", "input": verdict}],
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens, **usage},
     }
 
 
@@ -96,3 +97,51 @@ class FakeAPI:
 
     def client(self) -> Any:
         return http.Client(transport=http.MockTransport(self.handler))
+
+    def texts(self, index: int = 0) -> str:
+        """Everything a request sent as text: the system prompt and every user block."""
+        body = self.requests[index]
+        system = body["system"] if isinstance(body["system"], str) else \
+            "".join(b["text"] for b in body["system"])
+        content = body["messages"][0]["content"]
+        user = content if isinstance(content, str) else "".join(b["text"] for b in content)
+        return system + user
+
+
+def cached_prefix(body: dict[str, Any]) -> str:
+    """The request up to and including its last cache breakpoint, as the API caches it
+    (tools, then system, then messages), or "" when the request has no breakpoint."""
+    parts: list[Any] = [body.get("tools"), body.get("tool_choice"), body.get("thinking")]
+    prefix = ""
+    for block in body["system"] if isinstance(body["system"], list) else []:
+        parts.append(block["text"])
+        if "cache_control" in block:
+            prefix = json.dumps(parts)
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            parts.append(block["text"])
+            if "cache_control" in block:
+                prefix = json.dumps(parts)
+    return prefix
+
+
+class CachingAPI(FakeAPI):
+    """Reports cache writes for a prefix it has not seen and cache reads for one it has
+    (about four characters a token), as the Messages API does for a repeated prefix."""
+
+    def __init__(self, verdict: dict[str, Any]) -> None:
+        self.seen: set[str] = set()
+        super().__init__(self._answer)
+        self.verdict = verdict
+
+    def _answer(self, request: Any) -> Any:
+        body = json.loads(request.content)
+        prefix = cached_prefix(body)
+        tokens = len(prefix) // 4
+        total = len(json.dumps(body)) // 4
+        usage = ({"cache_read_input_tokens": tokens, "cache_creation_input_tokens": 0}
+                 if prefix in self.seen else
+                 {"cache_read_input_tokens": 0, "cache_creation_input_tokens": tokens})
+        self.seen.add(prefix)
+        return http.Response(200, json=tool_use_message(
+            self.verdict, input_tokens=total - tokens, output_tokens=300, **usage))

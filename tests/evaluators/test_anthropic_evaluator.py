@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from typing import Any
 
 import pytest
 
 from meridian.config import AnthropicSettings, EvaluatorSettings
 from meridian.evaluators import CheckResult, EvaluatorUnavailable, evaluate
-from meridian.evaluators._payload import VERDICT_SCHEMA
+from meridian.evaluators._payload import TOOL_INPUT_SCHEMA
 from meridian.evaluators.anthropic_evaluator import SYSTEM_PROMPT, AnthropicEvaluator
 from tests.evaluators.evaluator_helpers import (
-    REAL_CODE,
     FakeAPI,
     error_body,
     http,
@@ -56,7 +57,8 @@ def run(api: FakeAPI, bundle: Any = None, threshold: float = 7.0, **settings: An
     assessment = evaluator.assess(bundle or make_bundle())
     return decide(gate="backend", evaluator=assessment.evaluator, subject="s",
                   scores=assessment.scores, issues=assessment.issues, threshold=threshold,
-                  summary=assessment.summary, usage=assessment.usage)
+                  summary=assessment.summary, usage=assessment.usage,
+                  identity=assessment.identity, coverage=assessment.coverage)
 
 
 def test_a_good_verdict_passes_and_records_usage_and_cost() -> None:
@@ -68,8 +70,9 @@ def test_a_good_verdict_passes_and_records_usage_and_cost() -> None:
                               "spec_adherence": 9.0}
     assert [i.where() for i in verdict.issues] == ["src/shop/cart.py:7"]
     # claude-sonnet-4-6 is $3 in / $15 out per million tokens.
-    assert verdict.usage.model_dump() == {"input_tokens": 2000, "output_tokens": 400,
-                                          "cost_usd": 0.012}
+    assert verdict.usage.model_dump() == {
+        "input_tokens": 2000, "output_tokens": 400, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0, "attempts": 1, "cost_usd": 0.012}
 
 
 def test_the_request_is_a_fresh_conversation_with_a_forced_verdict_tool() -> None:
@@ -78,18 +81,40 @@ def test_the_request_is_a_fresh_conversation_with_a_forced_verdict_tool() -> Non
     (body,) = api.requests
     assert body["model"] == "claude-haiku-4-5"
     assert body["max_tokens"] == 1500
-    assert body["tool_choice"] == {"type": "tool", "name": "record_verdict"}
+    # One verdict call, forced, never several in parallel; strict schema.
+    assert body["tool_choice"] == {"type": "tool", "name": "record_verdict",
+                                   "disable_parallel_tool_use": True}
+    assert "thinking" not in body
     assert [t["name"] for t in body["tools"]] == ["record_verdict"]
-    assert body["tools"][0]["input_schema"] == VERDICT_SCHEMA
-    assert body["system"] == SYSTEM_PROMPT
-    assert "You did not produce this work" in body["system"]
-    assert "Your job is to find what is wrong with it" in body["system"]
+    assert body["tools"][0]["input_schema"] == TOOL_INPUT_SCHEMA
+    assert body["tools"][0]["strict"] is True
+    assert body["system"] == [{"type": "text", "text": SYSTEM_PROMPT,
+                               "cache_control": {"type": "ephemeral"}}]
+    assert "You did not produce this work" in SYSTEM_PROMPT
+    assert "Your job is to find what is wrong with it" in SYSTEM_PROMPT
     assert len(body["messages"]) == 1 and body["messages"][0]["role"] == "user"
-    text = body["messages"][0]["content"]
+    text = api.texts()
     assert "total() applies a discount and rejects bad ones" in text  # acceptance criteria
-    assert '<check command="pytest -q" exit_code="0"' in text
+    assert '===== BEGIN check {"command": "pytest -q", "exit_code": 0' in text
     assert "    4| def total(prices: list[float], discount: float = 0.0) -> float:" in text
     assert "sk-ant-test" in api_key_sent(api)
+
+
+def test_a_model_that_thinks_is_asked_for_one_verdict_call_with_adaptive_thinking() -> None:
+    thought = tool_use_message(GOOD)
+    thought["content"].insert(0, {"type": "thinking", "thinking": "Let me check total().",
+                                  "signature": "sig"})
+    api = FakeAPI(reply_with(200, thought))
+    assert run(api, model="claude-sonnet-4-6").passed
+    (body,) = api.requests
+    assert body["thinking"] == {"type": "adaptive"}
+    assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert body["max_tokens"] == 16_000
+
+    api = FakeAPI(reply_with(200, tool_use_message(GOOD)))
+    run(api, model="claude-sonnet-4-6", thinking="off")
+    assert "thinking" not in api.requests[0]
+    assert api.requests[0]["tool_choice"]["type"] == "tool"
 
 
 def test_a_high_issue_fails_the_gate_with_its_location() -> None:
@@ -141,11 +166,12 @@ def test_api_errors_make_the_evaluator_unavailable(status: int, body: dict[str, 
                                                    reason: str) -> None:
     with pytest.raises(EvaluatorUnavailable) as err:
         run(FakeAPI(reply_with(status, body)))
-    assert err.value.reason == reason
+    assert re.fullmatch(re.escape(reason) + r" \(1 attempt\(s\) in \d+\.\ds\)", err.value.reason)
     assert str(err.value) == (
-        f"evaluator anthropic:claude-sonnet-4-6 was unavailable: {reason} "
+        f"evaluator anthropic:claude-sonnet-4-6 was unavailable: {err.value.reason} "
         "(no verdict: neither pass nor fail, the gate is unchanged)")
     assert err.value.evaluator == "anthropic:claude-sonnet-4-6"
+    assert err.value.usage is not None and err.value.usage.attempts == 1
 
 
 def test_a_timeout_makes_the_evaluator_unavailable() -> None:
@@ -154,7 +180,8 @@ def test_a_timeout_makes_the_evaluator_unavailable() -> None:
 
     with pytest.raises(EvaluatorUnavailable) as err:
         run(FakeAPI(time_out), timeout_s=45)
-    assert err.value.reason == "the API did not answer within 45s"
+    assert re.fullmatch(r"the API did not answer within the 45s deadline "
+                        r"\(1 attempt\(s\) in \d+\.\ds\)", err.value.reason)
 
 
 def test_an_answer_without_the_tool_call_is_not_a_verdict() -> None:
@@ -173,10 +200,63 @@ def test_a_tool_call_outside_the_schema_is_not_a_verdict() -> None:
     assert err.value.reason == ("its verdict does not match the verdict schema: "
                                 "scores.correctness: 11 is greater than the maximum of 10")
 
-    cut = {"scores": {"completeness": 9}}
+
+def _raw(status: int, body: bytes, content_type: str) -> Any:
+    return lambda request: http.Response(status, content=body,
+                                         headers={"content-type": content_type})
+
+
+def _two_calls() -> dict[str, Any]:
+    message = tool_use_message(GOOD)
+    failing = dict(STUB_FOUND)
+    message["content"].append({"type": "tool_use", "id": "toolu_2", "name": "record_verdict",
+                               "input": failing})
+    return message
+
+
+@pytest.mark.parametrize(("reply", "reason"), [
+    pytest.param(_raw(200, b"<!DOCTYPE html><html><body>Gateway</body></html>", "text/html"),
+                 "the API answered with a body that is not a Messages API message "
+                 "(content-type text/html): <!DOCTYPE html><html><body>Gateway</body></html>",
+                 id="html-body"),
+    pytest.param(_raw(200, b'{"type": "completion", "completion": "ok"}', "application/json"),
+                 "the API answered with something that is not a Messages API message "
+                 "(type completion)", id="not-a-message"),
+    pytest.param(_raw(200, b'[1, 2]', "application/json"),
+                 "the API answered with something that is not a Messages API message "
+                 "(type list)", id="a-list"),
+    pytest.param(_raw(200, json.dumps(tool_use_message(GOOD)).replace(
+        '"correctness": 8.5', '"correctness": NaN').encode(), "application/json"),
+                 "its verdict does not match the verdict schema: scores.correctness: not a "
+                 "finite number", id="nan-score"),
+    pytest.param(_raw(200, json.dumps(tool_use_message(GOOD)).replace(
+        '"robustness": 8', '"robustness": Infinity').encode(), "application/json"),
+                 "its verdict does not match the verdict schema: scores.robustness: not a "
+                 "finite number", id="infinite-score"),
+    pytest.param(reply_with(200, tool_use_message(dict(GOOD, scores={"completeness": 9}))),
+                 "its verdict does not match the verdict schema: scores: 'correctness' is a "
+                 "required property", id="missing-dimensions"),
+    pytest.param(reply_with(200, _two_calls()),
+                 "the model made 2 tool calls (2 to record_verdict); a verdict is exactly "
+                 "one call", id="two-verdict-calls"),
+    pytest.param(reply_with(200, tool_use_message(GOOD, stop_reason="max_tokens")),
+                 "the answer was cut at max_tokens=16000 before a complete verdict; raise "
+                 "evaluator.anthropic.max_tokens", id="cut-at-max-tokens"),
+    pytest.param(reply_with(200, tool_use_message(dict(GOOD, summary="x" * 5000))),
+                 "its verdict does not match the verdict schema: summary: 'xxxxx",
+                 id="summary-too-long"),
+    pytest.param(reply_with(200, tool_use_message(dict(GOOD, issues=[
+        {"severity": "low", "message": "m"}] * 301))),
+                 "its verdict does not match the verdict schema: issues: [", id="too-many-issues"),
+    pytest.param(reply_with(200, tool_use_message(dict(GOOD, issues=[
+        {"severity": "low", "message": "m" * 2001}]))),
+                 "its verdict does not match the verdict schema: issues.0.message: 'mmm",
+                 id="message-too-long"),
+])
+def test_anything_but_one_well_formed_verdict_is_unavailable(reply: Any, reason: str) -> None:
     with pytest.raises(EvaluatorUnavailable) as err:
-        run(FakeAPI(reply_with(200, tool_use_message(cut, stop_reason="max_tokens"))))
-    assert err.value.reason.endswith("(the answer was cut at max_tokens=4096)")
+        run(FakeAPI(reply))
+    assert err.value.reason.startswith(reason), err.value.reason
 
 
 def test_a_missing_key_makes_the_evaluator_unavailable() -> None:
@@ -186,33 +266,48 @@ def test_a_missing_key_makes_the_evaluator_unavailable() -> None:
     assert err.value.reason == "ANTHROPIC_API_KEY is not set"
 
 
-def test_an_oversized_bundle_is_trimmed_largest_first_with_a_note() -> None:
-    big = "".join(f"value_{n} = {n} * 2  # generated table row\n" for n in range(1, 2001))
-    bundle = make_bundle({"src/shop/cart.py": REAL_CODE, "src/shop/table.py": big})
-    api = FakeAPI(reply_with(200, tool_use_message(GOOD)))
-    verdict = run(api, bundle, max_bundle_chars=6000)
-    text = api.requests[0]["messages"][0]["content"]
-    assert len(text) <= 6000
-    assert REAL_CODE.splitlines()[-1] in text  # the small file is whole
-    notes = [line for line in text.splitlines() if line.startswith("- src/shop/table.py:")]
-    assert len(notes) == 1
-    shown = int(notes[0].split("showed lines 1-")[1].split(" ")[0])
-    assert 10 < shown < 2000
-    numbered = [f"{n:>5}| {line}" for n, line in enumerate(big.splitlines(), 1)]
-    omitted = sum(len(line) + 1 for line in numbered[shown:])
-    assert notes[0] == (f"- src/shop/table.py: showed lines 1-{shown} of 2000; lines "
-                        f"{shown + 1}-2000 left out ({omitted} characters)")
-    assert f"{shown:>5}| value_{shown} = " in text
-    assert f"value_{shown + 1} = " not in text
-    assert "trimmed to fit 6000 characters: src/shop/table.py: showed lines" in verdict.summary
-
-
-def test_an_unknown_model_costs_zero_with_a_note() -> None:
-    verdict = run(FakeAPI(reply_with(200, tool_use_message(GOOD))), model="claude-next-9")
-    assert verdict.usage.cost_usd == 0.0
+def test_an_unknown_model_costs_unknown_not_zero() -> None:
+    verdict = run(FakeAPI(reply_with(200, tool_use_message(GOOD, model="claude-next-9"))),
+                  model="claude-next-9")
+    assert verdict.usage.cost_usd is None
     assert verdict.usage.input_tokens == 2000
-    assert "cost unknown for model claude-next-9 (no price entry); recorded as 0" \
+    assert "cost unknown for model claude-next-9 (no entry in meridian.pricing, checked " \
         in verdict.summary
+
+
+def test_the_verdict_records_who_answered() -> None:
+    def answer(request: Any) -> Any:
+        return http.Response(200, json=tool_use_message(GOOD, model="claude-sonnet-4-6",
+                                                        message_id="msg_abc"),
+                             headers={"request-id": "req_123"})
+
+    verdict = run(FakeAPI(answer))
+    import anthropic
+
+    assert verdict.identity is not None
+    assert verdict.identity.model_dump() == {
+        "kind": "anthropic", "endpoint": "https://api.anthropic.com",
+        "requested_model": "claude-sonnet-4-6", "models": ["claude-sonnet-4-6"],
+        "request_ids": ["req_123"], "message_ids": ["msg_abc"],
+        "client": f"anthropic-python {anthropic.__version__}", "session_id": None}
+
+
+def test_cache_tokens_and_retried_attempts_are_in_the_usage() -> None:
+    answers = [http.Response(529, json=error_body("overloaded_error", "Overloaded"),
+                             headers={"retry-after-ms": "1"}),
+               http.Response(200, json=tool_use_message(
+                   GOOD, input_tokens=100, output_tokens=400,
+                   cache_creation_input_tokens=3000, cache_read_input_tokens=1000))]
+    api = FakeAPI(lambda request: answers.pop(0))
+    evaluator = AnthropicEvaluator(AnthropicSettings(model="claude-sonnet-4-6"),
+                                   api_key="sk-ant-test", http_client=api.client())
+    usage = evaluator.assess(make_bundle()).usage
+    assert len(api.requests) == 2
+    # $3 input, $15 output, $3.75 cache writes, $0.30 cache reads per million tokens.
+    assert usage.model_dump() == {
+        "input_tokens": 100, "output_tokens": 400, "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 1000, "attempts": 2,
+        "cost_usd": round((100 * 3 + 400 * 15 + 3000 * 3.75 + 1000 * 0.3) / 1e6, 8)}
 
 
 @pytest.mark.real_api

@@ -95,7 +95,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", _Terminal())
 
 
-Reply = tuple[int, dict[str, str], dict[str, Any]] | None  # None: never answer
+Reply = tuple[int, dict[str, str], dict[str, Any] | bytes] | None  # None: never answer
 
 
 class FakeMessagesAPI:
@@ -105,6 +105,7 @@ class FakeMessagesAPI:
         self.replies: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
         self.api_keys: list[str] = []
+        self.hosts: list[str] = []
         self.release = threading.Event()  # lets a never-answering handler finish at teardown
         api = self
 
@@ -112,6 +113,7 @@ class FakeMessagesAPI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 api.requests.append(json.loads(self.rfile.read(length)))
+                api.hosts.append(self.headers.get("host", ""))
                 api.api_keys.append(self.headers.get("x-api-key")
                                     or self.headers.get("authorization", ""))
                 reply = api.replies.pop(0) if len(api.replies) > 1 else api.replies[0]
@@ -119,12 +121,14 @@ class FakeMessagesAPI:
                     api.release.wait()
                     return
                 status, headers, body = reply
-                data = json.dumps(body).encode()
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", headers.get("content-type",
+                                                             "application/json"))
                 self.send_header("content-length", str(len(data)))
                 for key, value in headers.items():
-                    self.send_header(key, value)
+                    if key != "content-type":
+                        self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -146,10 +150,12 @@ class FakeMessagesAPI:
 
 @pytest.fixture
 def messages_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    """The fake API; a test's config points at it (``evaluator.anthropic.base_url``: the
+    endpoint comes only from the committed config, never the environment)."""
     api = FakeMessagesAPI()
     api.thread.start()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-gate-test")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     yield api
     api.release.set()
     api.server.shutdown()

@@ -8,6 +8,7 @@ gate overrides, client construction from the environment, retries, error mapping
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,14 @@ STUB_FOUND: dict[str, Any] = {
 }
 
 @pytest.fixture
-def docs_gate(project: Path, write_gates: Callable[[str], Path]) -> Path:
-    # Retries stay on (the SDK default used by Meridian); the server's retry-after-ms
-    # keeps them quick. The timeout is short so the hanging server times out fast.
-    write(project, ".meridian/config.yaml", """
+def docs_gate(project: Path, write_gates: Callable[[str], Path], messages_api) -> Path:
+    # Retries stay on (the default); the server's retry-after-ms keeps them quick. The
+    # deadline is short so the hanging server times out fast. The endpoint is the
+    # committed config's.
+    write(project, ".meridian/config.yaml", f"""
         evaluator:
           kind: heuristic
-          anthropic: {model: claude-sonnet-4-6, timeout_s: 0.5}
+          anthropic: {{model: claude-sonnet-4-6, timeout_s: 1, base_url: "{messages_api.url}"}}
     """)
     write_gates("""
         gates:
@@ -52,7 +54,8 @@ def docs_gate(project: Path, write_gates: Callable[[str], Path]) -> Path:
 
 
 def _ok(verdict: dict[str, Any]) -> Reply:
-    return 200, {}, tool_use_message(verdict, input_tokens=1000, output_tokens=200)
+    return 200, {"request-id": "req_fake_1"}, tool_use_message(verdict, input_tokens=1000,
+                                                               output_tokens=200)
 
 
 def _state(cli: Callable[..., Any]) -> list[str]:
@@ -71,15 +74,31 @@ def test_a_passing_verdict_from_claude_passes_the_gate(docs_gate, messages_api, 
 
     (request,) = messages_api.requests
     assert "sk-ant-gate-test" in messages_api.api_keys[0]  # the key from the environment
-    assert request["tool_choice"] == {"type": "tool", "name": "record_verdict"}
-    text = request["messages"][0]["content"]
+    assert request["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    text = "".join(block["text"] for block in request["messages"][0]["content"])
     assert "docs/guide.md explains how to install and use the tool." in text
     assert "    3| Install with pip." in text
     passed = events("gate.passed")[-1]
     assert passed.data["evaluator"] == "anthropic:claude-sonnet-4-6"
     # $3 in / $15 out per million tokens.
     assert passed.data["usage"] == {"input_tokens": 1000, "output_tokens": 200,
+                                    "cache_creation_input_tokens": 0,
+                                    "cache_read_input_tokens": 0, "attempts": 1,
                                     "cost_usd": 0.006}
+    identity = passed.data["identity"]
+    assert identity["endpoint"] == messages_api.url
+    assert identity["models"] == ["claude-sonnet-4-6"]
+    assert identity["message_ids"] == ["msg_01XFDUDYJgAACzvnptvVoYEL"]
+    assert identity["request_ids"] == ["req_fake_1"]
+    assert identity["client"].startswith("anthropic-python ")
+    assert passed.data["coverage"]["changed_lines_seen"] == \
+        passed.data["coverage"]["changed_lines_total"]
+    # status and why show who answered.
+    status = json.loads(cli("status", "--json").out)["gates"][0]
+    assert status["identity"]["endpoint"] == messages_api.url
+    why = cli("why", "docs").out
+    assert f"at {messages_api.url} answered by claude-sonnet-4-6 message " \
+           "msg_01XFDUDYJgAACzvnptvVoYEL request req_fake_1" in why
 
 
 def test_a_high_issue_from_claude_fails_the_gate_whatever_its_label(docs_gate, messages_api,
@@ -95,13 +114,26 @@ def test_a_high_issue_from_claude_fails_the_gate_whatever_its_label(docs_gate, m
     assert events("gate.failed")[-1].data["issues"] == {"high": 1}
 
 
-@pytest.mark.parametrize(("reply", "reason"), [
+@pytest.mark.parametrize(("reply", "reason", "attempts"), [
     pytest.param((529, {"retry-after-ms": "1"}, error_body("overloaded_error", "Overloaded")),
-                 "the API is overloaded (HTTP 529): Overloaded", id="overloaded"),
-    pytest.param(None, "the API did not answer within 0.5s", id="timeout"),
+                 r"the API is overloaded \(HTTP 529\): Overloaded \(3 attempt\(s\) in \d+\.\ds\)",
+                 3, id="overloaded"),
+    pytest.param(None, r"the API did not answer within the 1s deadline \(1 attempt\(s\) in "
+                       r"\d+\.\ds\)", 1, id="timeout"),
+    pytest.param((200, {"content-type": "text/html"}, b"<html><body>502 Bad Gateway</body></html>"),
+                 r"the API answered with a body that is not a Messages API message "
+                 r"\(content-type text/html\): <html><body>502 Bad Gateway</body></html>", 1,
+                 id="html-body"),
+    pytest.param((200, {}, json.dumps(tool_use_message(GOOD)).replace(
+        '"robustness": 8', '"robustness": NaN').encode()),
+                 r"its verdict does not match the verdict schema: scores.robustness: not a "
+                 r"finite number", 1, id="nan-score"),
+    pytest.param((200, {}, tool_use_message(GOOD, stop_reason="max_tokens")),
+                 r"the answer was cut at max_tokens=16000 before a complete verdict; raise "
+                 r"evaluator.anthropic.max_tokens", 1, id="cut-answer"),
 ])
 def test_an_unavailable_api_leaves_the_gate_unchanged(docs_gate, messages_api, cli, events,
-                                                      reply, reason) -> None:
+                                                      reply, reason, attempts) -> None:
     # First a real verdict (failed), so "unchanged" means more than "still in progress".
     messages_api.answer(_ok(STUB_FOUND))
     cli("gate", "start", "docs")
@@ -114,13 +146,13 @@ def test_an_unavailable_api_leaves_the_gate_unchanged(docs_gate, messages_api, c
     messages_api.answer(reply)
     result = cli("gate", "submit", "docs")
     assert result.code == 2
-    assert result.err == (
-        f"meridian: docs: evaluator anthropic:claude-sonnet-4-6 was unavailable: {reason} "
-        "(no verdict: neither pass nor fail, the gate is unchanged); submit again when it "
-        "is back: meridian gate submit docs\n")
+    match = re.fullmatch(
+        r"meridian: docs: evaluator anthropic:claude-sonnet-4-6 was unavailable: (.*) "
+        r"\(no verdict: neither pass nor fail, the gate is unchanged\); submit again when it "
+        r"is back: meridian gate submit docs\n", result.err)
+    assert match and re.fullmatch(reason, match.group(1)), result.err
     assert result.out == ""
-    # The SDK retried (twice) before giving up.
-    assert len(messages_api.requests) - asked_before == 3
+    assert len(messages_api.requests) - asked_before == attempts
 
     assert _state(cli) == ["1", "docs", "failed"]
     after = json.loads(cli("status", "--json").out)["gates"][0]
@@ -131,5 +163,21 @@ def test_an_unavailable_api_leaves_the_gate_unchanged(docs_gate, messages_api, c
     assert kinds == ["gate.started", "gate.submitted", "gate.failed", "gate.submitted",
                      "gate.evaluator_unavailable"]
     unavailable = events("gate.evaluator_unavailable")[-1].data
-    assert unavailable == {"gate": "docs", "evaluator": "anthropic:claude-sonnet-4-6",
-                           "reason": reason}
+    assert unavailable["reason"] == match.group(1)
+    assert unavailable["evaluator"] == "anthropic:claude-sonnet-4-6"
+    assert unavailable["usage"]["attempts"] == attempts
+
+
+def test_an_endpoint_from_the_agents_environment_is_refused(docs_gate, messages_api, cli,
+                                                            events, monkeypatch) -> None:
+    messages_api.answer(_ok(GOOD))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+    cli("gate", "start", "docs")
+    result = cli("gate", "submit", "docs")
+    assert result.code == 2
+    assert "ANTHROPIC_BASE_URL is set in the environment (http://127.0.0.1:1), but the " \
+           "endpoint comes only from the committed config" in result.err
+    assert messages_api.requests == []
+    assert _state(cli) == ["1", "docs", "in_progress"]
+    assert events("gate.evaluator_unavailable")[-1].data["reason"].startswith(
+        "ANTHROPIC_BASE_URL is set in the environment")

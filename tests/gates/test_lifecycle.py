@@ -512,6 +512,9 @@ def test_a_failing_check_fails_the_gate_whichever_evaluator_runs(
         evaluate = f"{{evaluator: command, command: {json.dumps(command)}}}"
     messages_api.answer((200, {}, tool_use_message(
         {"scores": perfect, "issues": [], "summary": "Flawless.", "verdict": "pass"})))
+    config = project / ".meridian" / "config.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f"evaluator:\n  anthropic: {{base_url: {json.dumps(messages_api.url)}}}\n")
     write_gates(f"""
         gates:
           - id: docs
