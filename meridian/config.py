@@ -46,8 +46,12 @@ class ClaudeCodeSettings(_Strict):
     executable: str = "claude"
     model: str | None = None  # None: the CLI's default model
     max_turns: int = Field(default=30, ge=1, le=500)
+    # The whole evaluation: every session of a large bundle included.
     timeout_s: float = Field(default=600.0, gt=0)
     max_bundle_chars: int = Field(default=400_000, gt=1000)
+    max_requests: int = Field(default=4, ge=1, le=100)
+    # The CLI honours ANTHROPIC_BASE_URL: refused unless this is true.
+    allow_env_base_url: bool = False
 
 
 class EvaluatorSettings(_Strict):
