@@ -590,8 +590,8 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
         if len(operands) < 2 or ":" in operands[-1].split("/")[0]:
             return []
         dest = operands[-1]
-        return [dest if not dest.endswith("/") else dest] + ([dest.rstrip("/") + "/"]
-                                                             if len(operands) > 1 else [])
+        # DEST itself (a file copied onto it) and whatever lands inside it
+        return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"]
     if name in ("tar", "bsdtar", "gtar"):
         return _tar_targets(args)
     if name in ("unzip", "7z", "bsdunzip"):
