@@ -155,7 +155,7 @@ def test_a_planted_key_never_reaches_the_request_body() -> None:
         checks=[CheckResult(command="pytest -q", exit_code=1,
                             output=f"E   AssertionError: token {GITHUB_TOKEN} != {ANTHROPIC_KEY}")],
         diff=f"--- /dev/null\n+++ b/.env\n@@ -0,0 +1,1 @@\n+ANTHROPIC_API_KEY={ANTHROPIC_KEY}\n",
-        notes=[f"leaked {AWS_KEY_ID}"])
+        notes=[f"leaked {AWS_KEY_ID}", f"leaked {AWS_SECRET}"])
     api = FakeAPI(ok)
     evaluator(api).assess(bundle)
     sent = json.dumps(api.requests)
