@@ -75,6 +75,15 @@ def test_an_environment_base_url_is_refused_unless_the_config_opts_in(
     assert assessment.identity.endpoint == "http://127.0.0.1:10"
 
 
+def test_headers_from_the_environment_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "anthropic-beta: something\nx-review: pass")
+    api = FakeAPI(ok)
+    with pytest.raises(EvaluatorUnavailable) as err:
+        evaluator(api).assess(make_bundle())
+    assert err.value.reason.startswith("ANTHROPIC_CUSTOM_HEADERS is set in the environment")
+    assert api.requests == []
+
+
 # --- framing -----------------------------------------------------------------------------
 
 BREAKOUTS = [
