@@ -9,7 +9,6 @@ tasks are refused before any agent runs without an API key; bundled suites run b
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 import textwrap
