@@ -172,6 +172,44 @@ def end_to_end_table(sizes: list[int], repeat: int) -> None:
             os.chdir(previous)
 
 
+def big_output_store(repeat: int, megabytes: int = 10) -> None:
+    """Seconds to redact, serialise, scan and commit a run whose answer is 10 MB of text."""
+    import subprocess
+    import tempfile
+
+    from meridian.evals import run as runfile
+    from meridian.evals import store
+    from meridian.evals.types import Score, TaskResult
+    from meridian.ledger import Ledger
+
+    text = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * (megabytes * 20000))
+    text = text[: megabytes * 1_000_000]
+    task = make_tasks(1)[0]
+    trial = TaskResult(task_id=task.id, status="pass",
+                       scores=[Score(name="exact_match", value=1.0, passed=True)],
+                       trajectory=Trajectory(task_id=task.id, final_output=text, completed=True))
+    entries = [runfile.TaskEntry(index=0, task=task, trials=[trial])]
+    times = []
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(["git", "init", "-q", folder], check=True)
+        ledger = Ledger.open(folder)
+        for n in range(repeat):
+            # A fresh string each round: the redactor's per-string memo must not carry over.
+            fresh = [e.model_copy(update={"trials": [trial.model_copy(update={
+                "trajectory": trial.trajectory.model_copy(update={"final_output": f"{n} {text}"})})]})
+                for e in entries]
+            run = runfile.Run(run_id=f"big{n:09d}", suite=runfile.SuiteInfo(name="big", hash="0" * 64),
+                              agent=runfile.AgentInfo(name="a", version="1", spec="a"),
+                              settings=runfile.Settings(), summary=runfile.summarize(fresh, 1),
+                              results=fresh)
+            started = time.perf_counter()
+            store.save_run(ledger, run)
+            times.append(time.perf_counter() - started)
+    print()
+    print(f"a {megabytes} MB final output: redact + serialise + scan + commit "
+          f"{statistics.median(times):.2f}s [{min(times):.2f}-{max(times):.2f}] (median of {repeat})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000)
@@ -201,6 +239,7 @@ def main() -> int:
         name, total, per_task_ms, fixed_ms = measure(label, options, args.tasks, args.repeat)
         print(f"{name:<26}{total:>10.2f}{per_task_ms:>15.3f}{fixed_ms:>12.1f}")
     end_to_end_table(sizes, args.repeat)
+    big_output_store(args.repeat, megabytes=10 if max(sizes) >= 100 else 1)
     return 0
 
 
