@@ -5,8 +5,9 @@ that alternates between rounds, so drift on a busy machine hits them alike. Each
 operation is timed on its own (never a block divided by its length, which snaps to
 the scheduler tick under load) in CPU time (this process plus the children it waited
 for: a ``git commit`` counts git and its hooks) and wall time. Reports print the
-median with the min-max, and ratios of medians taken in the same run, with the range
-of the per-round ratios.
+median with the min-max (and the CPU mean, which counts work done once in a while,
+like packing, that a median hides), and ratios of medians taken in the same run, with
+the range of the per-round ratios.
 
 Histories: ``write_history`` builds a state branch of any size as one commit, with
 the ledger's own shard layout (``merge.shard_lines``), so 100,000 records take
@@ -114,12 +115,14 @@ def table(title: str, timings: dict[str, Timings], reference: str | None = None)
     """One line per contender: CPU and wall ms (median [min-max]) and ratios to ``reference``."""
     print(title)
     width = max(len(name) for name in timings)
-    head = f"  {'':<{width}}  {'CPU ms median [min-max]':>28}  {'wall ms median [min-max]':>28}"
+    head = (f"  {'':<{width}}  {'CPU ms median [min-max]':>28}  {'CPU mean':>9}"
+            f"  {'wall ms median [min-max]':>28}")
     if reference:
         head += f"  {'CPU vs ' + reference:>22}  {'wall vs ' + reference:>22}"
     print(head)
     for name, values in timings.items():
-        line = f"  {name:<{width}}  {spread(values.cpu):>28}  {spread(values.wall):>28}"
+        line = (f"  {name:<{width}}  {spread(values.cpu):>28}  {ms(statistics.mean(values.cpu)):>9}"
+                f"  {spread(values.wall):>28}")
         if reference and name != reference:
             line += (f"  {ratio_text(values, timings[reference]):>22}"
                      f"  {ratio_text(values, timings[reference], 'wall'):>22}")

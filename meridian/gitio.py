@@ -6,6 +6,7 @@ its append/read/walk/merge operations; nothing else touches objects or refs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -150,6 +151,11 @@ def write_blob(repo: Repository, data: bytes) -> Oid:
 
 def read_blob(repo: Repository, oid: Oid) -> bytes:
     return repo[oid].data  # type: ignore[no-any-return, union-attr, attr-defined]
+
+
+def commit_parents(repo: Repository, commit_oid: Oid) -> list[Oid]:
+    commit = repo[commit_oid]
+    return list(commit.parent_ids) if isinstance(commit, pygit2.Commit) else []
 
 
 def commit_tree(repo: Repository, commit_oid: Oid) -> pygit2.Tree:
@@ -433,6 +439,57 @@ def git(
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise MeridianError(f"git {' '.join(args)} failed: {detail[-1] if detail else proc.returncode}")
     return proc
+
+
+# --- packing (the ledger keeps its own objects packed) --------------------------------
+
+
+def pack_dir(repo: Repository) -> Path:
+    return common_dir(repo) / "objects" / "pack"
+
+
+def pack_new_objects(repo: Repository, tip: Oid, since: Oid | None) -> str | None:
+    """Pack the objects reachable from ``tip`` but not from ``since``, skipping any already
+    in a pack, into one new pack; returns its name (``pack-<hash>``), None when none.
+
+    git writes the pack under a temporary name and renames it into place with its index,
+    so a reader sees the whole pack or none of it, and a killed run leaves only a
+    ``tmp_pack_*`` file.
+    """
+    revs = f"{tip}\n" + (f"^{since}\n" if since is not None else "")
+    proc = git(["pack-objects", "--revs", "--incremental", "--quiet",
+                str(pack_dir(repo) / "pack")], common_dir(repo), input=revs)
+    digest = proc.stdout.strip()
+    return f"pack-{digest}" if digest else None
+
+
+def prune_packed(repo: Repository) -> None:
+    """Delete the loose objects that a pack holds (each stays readable from the pack)."""
+    git(["prune-packed", "--quiet"], common_dir(repo))
+
+
+def merge_packs(repo: Repository, names: Sequence[str]) -> str | None:
+    """One pack holding every object of the packs ``names``, which are then removed.
+
+    The new pack is complete and in place before any old one goes; an old pack's index
+    goes first, so no reader finds an index without its pack.
+    """
+    directory = pack_dir(repo)
+    present = [name for name in names if (directory / f"{name}.pack").is_file()
+               and (directory / f"{name}.idx").is_file()]
+    if not present:
+        return None
+    proc = git(["pack-objects", "--stdin-packs", "--quiet", str(directory / "pack")],
+               common_dir(repo), input="".join(f"{name}.pack\n" for name in present))
+    digest = proc.stdout.strip()
+    merged = f"pack-{digest}" if digest else None
+    for name in present:
+        if name == merged:
+            continue
+        for suffix in (".idx", ".rev", ".bitmap", ".pack"):
+            with contextlib.suppress(FileNotFoundError):
+                (directory / f"{name}{suffix}").unlink()
+    return merged
 
 
 # --- work-tree snapshots (gates bind verdicts to the exact artifact files read) ------

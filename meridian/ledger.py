@@ -38,6 +38,12 @@ STALE_LOCK_SECONDS = 10.0
 T = TypeVar("T")
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 RETRY_DEADLINE_SECONDS = 60.0
+# Packing (see Ledger.pack): appends between two packs of the branch's new objects, packs
+# merged into one once a level holds this many, and when a packer's lock is abandoned.
+PACK_EVERY = 64
+PACKS_PER_LEVEL = 8
+PACK_LOCK_STALE_SECONDS = 600.0
+FIRST_PACK_DEPTH = 1000  # a branch never packed by Meridian: pack its newest commits only
 
 
 @dataclass
@@ -209,7 +215,113 @@ class Ledger:
     def commit(self, write: Write) -> WriteResult:
         """Apply ``write`` as one commit, retrying on a concurrent writer (CAS)."""
         clean = self._redacted(write)
-        return self._retrying(lambda: self._try_commit(clean, self.tip()))
+        result = self._retrying(lambda: self._try_commit(clean, self.tip()))
+        if result.commit is not None:
+            self._count_append()
+        return result
+
+    # --- packing ------------------------------------------------------------------------
+
+    def _local_name(self, prefix: str, suffix: str = "") -> Path:
+        return self.local_dir / f"{prefix}-{self.branch.replace('/', '__')}{suffix}"
+
+    def _count_append(self) -> None:
+        """Count appends since the last pack; the PACK_EVERY-th one packs.
+
+        The count is the size of a file each append adds one byte to (O_APPEND: no
+        read, no lock, no increment lost; a few microseconds, where rewriting a counter
+        costs a truncation). Packing never fails the write that triggered it: the
+        commit is on the branch already.
+        """
+        counter = self._local_name("unpacked")
+        try:
+            fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, b".")
+                count = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            if count >= PACK_EVERY:
+                self.pack()
+        except (OSError, MeridianError):
+            pass  # a later append packs; `git gc` packs everything anyway
+
+    def pack(self) -> str | None:
+        """Pack the branch's objects written since the last pack, then merge packs.
+
+        Each append writes 4-6 loose objects (a shard, the trees on its path, a commit),
+        about 20 KiB on disk, which delta-compress to a few hundred bytes in a pack. This
+        packs the objects reachable from the tip and not from the tip packed last time,
+        skipping objects already packed, and deletes the loose copies; once a level holds
+        PACKS_PER_LEVEL of these packs they become one pack of the next level (so the
+        number of packs grows with the log of the history). Objects are only ever
+        deleted when a complete pack holds them: concurrent writers and a killed packer
+        lose nothing (a kill leaves a temporary file, or a loose copy, for the next run).
+        One packer at a time per branch (a lock file under .git/meridian); returns the
+        new pack's name, None when there was nothing to do or another packer runs.
+        """
+        lock = self._local_name("pack", ".lock")
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            try:
+                if time.time() - lock.stat().st_mtime > PACK_LOCK_STALE_SECONDS:
+                    lock.unlink()  # its packer was killed; the next append packs
+            except FileNotFoundError:
+                pass
+            return None
+        try:
+            try:
+                os.truncate(self._local_name("unpacked"), 0)
+            except FileNotFoundError:
+                pass
+            return self._pack_locked()
+        finally:
+            lock.unlink(missing_ok=True)
+
+    def _pack_locked(self) -> str | None:
+        tip = self.tip()
+        if tip is None:
+            return None
+        state_path = self._local_name("packed", ".json")
+        try:
+            state = json.loads(state_path.read_text())
+            packed = gitio.Oid(hex=str(state["tip"]))
+            levels = [[str(name) for name in level] for level in state["levels"]]
+            since: gitio.Oid | None = packed if packed in self.repo else None
+        except (OSError, ValueError, KeyError, TypeError):
+            since, levels = None, []
+        if since is None:
+            since = self._first_parent_ancestor(tip, FIRST_PACK_DEPTH)
+        if since == tip:
+            return None
+        name = gitio.pack_new_objects(self.repo, tip, since)
+        gitio.prune_packed(self.repo)
+        if not levels:
+            levels.append([])
+        if name is not None:
+            levels[0].append(name)
+        for level in range(len(levels)):
+            if len(levels[level]) >= PACKS_PER_LEVEL:
+                merged = gitio.merge_packs(self.repo, levels[level])
+                levels[level] = []
+                if merged is not None:
+                    if level + 1 == len(levels):
+                        levels.append([])
+                    levels[level + 1].append(merged)
+        temporary = state_path.with_name(f"{state_path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({"tip": str(tip), "levels": levels}) + "\n")
+        os.replace(temporary, state_path)
+        return name
+
+    def _first_parent_ancestor(self, tip: gitio.Oid, depth: int) -> gitio.Oid | None:
+        commit = tip
+        for _ in range(depth):
+            parents = gitio.commit_parents(self.repo, commit)
+            if not parents:
+                return None
+            commit = parents[0]
+        return commit
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """Run ``attempt`` until it stops raising LedgerConflict, with jittered backoff.
