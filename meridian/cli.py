@@ -56,8 +56,19 @@ def _load(name: str) -> CommandModule:
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
+    def format_help(self) -> str:
+        # The epilog (the example) is printed as written, not re-wrapped.
+        epilog, self.epilog = self.epilog, None
+        try:
+            text = super().format_help()
+        finally:
+            self.epilog = epilog
+        return f"{text}\n{epilog}\n" if epilog else text
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise MeridianError(f"{self.prog}: {message} (see '{self.prog} --help')")
+        # main() prints "meridian: " before every error; name only the sub-command here
+        where = self.prog.removeprefix("meridian").strip()
+        raise MeridianError(f"{where + ': ' if where else ''}{message} (see '{self.prog} --help')")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -79,7 +90,23 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         if name == command:
             _load(name).add_arguments(sub)
+            _describe(sub, name)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser, path: str) -> None:
+    """Give every command under ``parser`` a description (its one-line help when it has
+    none) and its example from ``meridian.help_examples``."""
+    from meridian.help_examples import example_epilog
+
+    parser.epilog = example_epilog(path, parser.epilog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for verb, child in action.choices.items():
+                if not child.description and helps.get(verb):
+                    child.description = helps[verb]
+                _describe(child, f"{path} {verb}")
 
 
 def _first_command(argv: Sequence[str]) -> str | None:

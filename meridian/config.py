@@ -100,7 +100,7 @@ def load_config(root: Path | None) -> Config:
     if root is None:
         return Config()
     path = root / CONFIG_PATH
-    if not yamlio.present(path):
+    if not path.is_file():
         return Config()
     located = yamlio.load(path)
     if located.data is None:

@@ -51,6 +51,19 @@ def model_for(kind: str) -> type[BaseModel] | None:
             _imported.add(module)
             return DATA_MODELS.get(kind)
     return None
+# Kinds written with no data model (their data is free-form); listed so they can be named.
+KINDS_WITHOUT_MODEL = ("meridian.init",)
+
+
+def registered_kinds() -> list[str]:
+    """Every kind with a data model, importing each model module (for listings and schemas)."""
+    for module in dict.fromkeys(MODEL_MODULES_BY_PREFIX.values()):
+        if module not in _imported:
+            importlib.import_module(module)
+            _imported.add(module)
+    return sorted(DATA_MODELS)
+
+
 TS_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
 

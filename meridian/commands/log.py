@@ -36,6 +36,22 @@ def matches_kind(kind: str, wanted: list[str]) -> bool:
     return any(kind == w or kind.startswith(w.rstrip(".") + ".") for w in wanted)
 
 
+def _check_kinds(ledger: object, wanted: list[str]) -> None:
+    """An unknown --kind is an error listing the kinds (a typo would print nothing)."""
+    from meridian import records
+    from meridian.errors import MeridianError
+
+    known = set(records.registered_kinds()) | set(records.KINDS_WITHOUT_MODEL)
+    unknown = [w for w in wanted if not any(matches_kind(k, [w]) for k in known)]
+    if unknown:  # a kind without a data model counts once it is on the branch
+        known |= {record.kind for record in ledger.records()}  # type: ignore[attr-defined]
+        unknown = [w for w in unknown if not any(matches_kind(k, [w]) for k in known)]
+    if unknown:
+        raise MeridianError(
+            f"--kind {unknown[0]}: no such event kind (kinds: {', '.join(sorted(known))}; "
+            "a prefix like 'gate' matches every gate.* kind)")
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
@@ -48,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not ledger.exists():
         raise MeridianError(f"no state branch {ledger.branch}: run `meridian init` first")
     since = parse_since(args.since) if args.since else None
+    if args.kind:
+        _check_kinds(ledger, args.kind)
 
     def selected():  # type: ignore[no-untyped-def]
         count = 0

@@ -38,7 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export = verbs.add_parser("export", help="stream the stored JSONL of one kind to stdout")
     export.add_argument("kind", metavar="KIND", help=KIND_HELP)
 
-    check = verbs.add_parser("verify", help="check every stored line against its schema")
+    check = verbs.add_parser(
+        "verify", help="check every stored line against its schema",
+        description="Check every stored memory line (of one kind, or of all three) against its "
+                    "JSON Schema and the cross-line rules; exit 1 when any line is bad.")
+    check.add_argument("kind", metavar="KIND", nargs="?",
+                       help=KIND_HELP + "; default: all three")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -216,7 +221,8 @@ def _verify(ledger: Ledger, args: argparse.Namespace) -> int:
 
     from meridian.memory.verify import check_memory
 
-    problems = check_memory(ledger)
+    kind = _kind(args.kind) if args.kind else None
+    problems = check_memory(ledger, kind)
     if args.json:
         print(json.dumps({"ok": not problems, "branch": ledger.branch, "problems": problems},
                          indent=2))

@@ -228,8 +228,7 @@ def _without_clock(trial: TaskResult) -> TaskResult:
     if not any(score.name in WALL_CLOCK_GRADERS for score in trial.scores):
         return trial
     scores = [
-        score.model_copy(update={"value": 1.0 if score.passed else 0.0, "detail": "",
-                                 "metadata": {}})
+        score.model_copy(update={"value": 1.0 if score.passed else 0.0, "detail": ""})
         if score.name in WALL_CLOCK_GRADERS else score
         for score in trial.scores
     ]

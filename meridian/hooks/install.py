@@ -30,28 +30,6 @@ MARKER = "# meridian-hook-stub"
 CHAINED_SUFFIX = ".meridian-chained"
 PYTHON_PLACEHOLDER = "@MERIDIAN_PYTHON@"
 
-PRE_COMMIT_CONFIG_SNIPPET = """\
-# .pre-commit-config.yaml: Meridian's hooks through the pre-commit framework
-# (install both stages: pre-commit install --hook-type pre-commit --hook-type pre-push)
-repos:
-  - repo: local
-    hooks:
-      - id: meridian-pre-commit
-        name: meridian pre-commit
-        entry: meridian hook pre-commit
-        language: system
-        stages: [pre-commit]
-        pass_filenames: false
-        always_run: true
-      - id: meridian-pre-push
-        name: meridian pre-push
-        entry: meridian hook pre-push
-        language: system
-        stages: [pre-push]
-        pass_filenames: false
-        always_run: true
-"""
-
 
 @dataclass(frozen=True)
 class HookChange:

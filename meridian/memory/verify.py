@@ -66,12 +66,13 @@ def _record_error(exc: ValidationError) -> str:
     return f"{field}: {first['msg'][:1].lower()}{first['msg'][1:]}"
 
 
-def check_memory(ledger: Ledger) -> list[str]:
-    """Every bad stored memory line as ``<branch>:<path>:<line>: <reason>``; [] when intact."""
+def check_memory(ledger: Ledger, kind: MemoryKind | None = None) -> list[str]:
+    """Every bad stored memory line as ``<branch>:<path>:<line>: <reason>``; [] when intact.
+    ``kind`` limits the check to one kind (default: all)."""
     problems: list[str] = []
     if not ledger.exists():
         return problems
-    for spec in KINDS.values():
+    for spec in KINDS.values() if kind is None else [kind]:
         first_seen: dict[str, str] = {}
         corrections: dict[str, dict[str, Any]] = {}
         for path, number, raw in ledger.lines(spec.stream):

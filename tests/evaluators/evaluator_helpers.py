@@ -11,13 +11,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import anthropic._base_client as _sdk_client
+
 from meridian.evaluators import ArtifactFile, Bundle, CheckResult
 
 # anthropic 2.x runs on httpx2 and refuses httpx objects; older releases ran on httpx.
-try:
-    import httpx2 as http
-except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx as http  # type: ignore[no-redef]
+# Use the one the installed SDK imported (both may be installed side by side).
+http: Any = getattr(_sdk_client, "httpx2", None) or _sdk_client.httpx
 
 REAL_CODE = '''\
 """Arithmetic used by the checkout."""

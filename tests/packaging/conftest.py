@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hooks.conftest import cli, project  # noqa: F401 - fixtures used here too
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

