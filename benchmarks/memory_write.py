@@ -3,7 +3,8 @@
 Builds a state branch (pygit2 plumbing) holding --records episodic memories, as many
 semantic memories and as many events, then:
 
-1. times one write in process, interleaved: ``memory.store.record_episode`` (every
+1. times one write in process (a new ``Ledger`` each time, as a fresh process has),
+   interleaved: ``memory.store.record_episode`` (every
    Claude Code SessionStart), ``memory.store.add`` of a new semantic memory
    (`meridian memory add semantic`), and ``Ledger.emit`` of one event (the reference);
 2. runs --writers processes at once, each writing --writes records to the same branch
@@ -97,13 +98,19 @@ def main() -> int:
         print(f"state branch with {args.records:,} episodic and {args.records:,} semantic "
               f"memories and {args.records:,} events built")
         counter = iter(range(10**9))
+
+        def fresh() -> Ledger:
+            # a new Ledger per write, as each hook or command process has: nothing it
+            # read for an earlier write is reused
+            return Ledger(ledger.repo, ledger.branch)
+
         contenders = {
-            "emit (events)": _bench.Contender(lambda: ledger.emit(
+            "emit (events)": _bench.Contender(lambda: fresh().emit(
                 "gate.blocked", {"gate": "core", "source": "gate", "reason": f"n{next(counter)}"})),
             "record_episode": _bench.Contender(lambda: store.record_episode(
-                ledger, "bench", "note", notes=f"n{next(counter)}")),
+                fresh(), "bench", "note", notes=f"n{next(counter)}")),
             "memory add semantic": _bench.Contender(lambda: store.add(
-                ledger, "semantic", {"text": f"new pattern {next(counter)}", "confidence": 0.5})),
+                fresh(), "semantic", {"text": f"new pattern {next(counter)}", "confidence": 0.5})),
         }
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=args.per_round)
         _bench.table(f"one write at {args.records:,} records ({args.rounds} rounds x "

@@ -94,6 +94,8 @@ class Ledger:
                                 ".meridian/config.yaml)")
         name, email = gitio.identity(repo)
         self.writer = f"{name} <{email}>"
+        # stream -> (commit, ids of the stream at that commit), for Write(dedupe=True)
+        self._ids_at: dict[str, tuple[gitio.Oid, frozenset[str]]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
@@ -397,6 +399,31 @@ class Ledger:
         return Write(summary=write.summary, records=clean_records, blobs=blobs,
                      trailers=trailers, dedupe=write.dedupe)
 
+    def _ids_for_dedupe(self, stream: str, tip: gitio.Oid | None) -> set[str]:
+        """Ids of ``stream`` at ``tip``; after the first read, only what was appended since.
+
+        A retry after losing the compare-and-swap, or this ledger's next write, reads the
+        lines added since the commit it last read (``new_records``), not the whole
+        stream again. A commit's content never changes, so the ids at a commit are exact;
+        a change that is not a pure append (a merge re-sharded the stream) reads it all.
+        """
+        if tip is None:
+            return set()
+        cached = self._ids_at.get(stream)
+        ids: frozenset[str] | None = None
+        if cached is not None:
+            at, known = cached
+            if at == tip:
+                ids = known
+            else:
+                added = self.new_records(stream, since=at, at=tip)
+                if added is not None:
+                    ids = known.union(record.id for record in added)
+        if ids is None:
+            ids = frozenset(self.ids(stream, at=tip))
+        self._ids_at[stream] = (tip, ids)
+        return set(ids)
+
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo
         base = None if tip is None else gitio.commit_tree(repo, tip)
@@ -410,7 +437,7 @@ class Ledger:
             if write.dedupe:
                 known = seen_by_stream.get(stream)
                 if known is None:
-                    known = seen_by_stream[stream] = self.ids(stream, at=tip)
+                    known = seen_by_stream[stream] = self._ids_for_dedupe(stream, tip)
                 if record.id in known:
                     skipped.append(record)
                     continue
