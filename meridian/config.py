@@ -100,7 +100,7 @@ def load_config(root: Path | None) -> Config:
     if root is None:
         return Config()
     path = root / CONFIG_PATH
-    if not path.is_file():
+    if not yamlio.present(path):
         return Config()
     located = yamlio.load(path)
     if located.data is None:

@@ -78,7 +78,7 @@ class FeaturesFile(_Strict):
 
 def load_features(path: Path) -> list[Feature]:
     """The features of ``path``; a ConfigError naming file and line when malformed."""
-    if not Path(path).is_file():
+    if not yamlio.present(path):
         raise ConfigError(f"{yamlio.display_path(path)}: file not found; list your features and "
                           "the tests that prove them there (an example with comments: "
                           ".meridian-template/features.yaml in Meridian's repository)")

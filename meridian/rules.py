@@ -158,7 +158,7 @@ def _load_file(path: Path) -> tuple[yamlio.Located, RulesFile]:
 def load_rules(root: Path) -> list[Rule]:
     """The project's rules; [] when it has no rules file (every mechanism stays on)."""
     path = rules_path(root)
-    if not path.is_file():
+    if not yamlio.present(path):
         return []
     return _load_file(path)[1].rules
 

@@ -3,6 +3,13 @@
 Every YAML file a user writes (config, gates, rules, features, suites) is loaded
 here, so a mistake is reported as ``file:line: field: what is expected`` instead of
 a traceback. ``validate`` turns the first pydantic error into that one line.
+
+Loading is bounded, because these files are in the work tree an agent writes and every
+hook reads them: only a regular file (a FIFO, a device such as a ``/dev/zero`` symlink,
+or a directory is refused before anything is read), at most ``MAX_BYTES``, nested at
+most ``MAX_DEPTH`` deep, and building at most ``MAX_NODES`` values, aliases counted
+each time they are expanded (a 370-byte "billion laughs" would otherwise grow to
+gigabytes). Each limit is a one-line ConfigError naming the file.
 """
 
 from __future__ import annotations
@@ -14,9 +21,28 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from meridian.errors import ConfigError
+from meridian.userfiles import MAX_BYTES, NotARegularFile, present, read_bounded
+
+__all__ = [
+    "MAX_BYTES",
+    "Located",
+    "NotARegularFile",
+    "display_path",
+    "dotted",
+    "first_error",
+    "load",
+    "parse",
+    "present",
+    "pydantic_message",
+    "read_bounded",
+    "validate",
+]
 
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
+
+MAX_DEPTH = 64  # mappings and sequences inside each other
+MAX_NODES = 100_000  # values built, each alias expansion counted again
 
 
 class Located:
@@ -63,11 +89,19 @@ class _Builder:
         self.path = path
         self.lines: dict[Loc, int] = {}
         self.loader = yaml.SafeLoader("")
+        self.nodes = 0
 
     def build(self, node: yaml.Node, loc: Loc, active: frozenset[int] = frozenset()) -> Any:
         if id(node) in active:  # an alias that contains itself: `a: &x [*x]`
-            raise ConfigError(f"{self.path}:{node.start_mark.line + 1}: {dotted(loc) or 'value'}: "
-                              "an alias refers to itself")
+            raise ConfigError(f"{self._where(node, loc)}: an alias refers to itself")
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ConfigError(f"{self._where(node, loc)}: the document expands to more than "
+                              f"{MAX_NODES} values (aliases repeated inside aliases?); write "
+                              "the values out")
+        if len(active) >= MAX_DEPTH:
+            raise ConfigError(f"{self._where(node, loc)}: nested more than {MAX_DEPTH} levels "
+                              "deep")
         self.lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node, loc, active | {id(node)})
@@ -78,6 +112,10 @@ class _Builder:
                 items.append(self.build(item, loc + (index,), active | {id(node)}))
             return items
         return self.scalar(node, loc)
+
+    def _where(self, node: yaml.Node, loc: Loc) -> str:
+        field = dotted(loc[:8]) + ("..." if len(loc) > 8 else "")
+        return f"{self.path}:{node.start_mark.line + 1}: {field or 'value'}"
 
     def mapping(self, node: yaml.MappingNode, loc: Loc, active: frozenset[int]) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
@@ -119,8 +157,13 @@ class _Builder:
 
 def parse(text: str, path: Path | str) -> Located:
     path = str(path)
+    if len(text) > MAX_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not a "
+                          "Meridian file")
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
@@ -132,6 +175,8 @@ def parse(text: str, path: Path | str) -> Located:
     builder = _Builder(path)
     try:
         data = None if node is None else builder.build(node, ())
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
     finally:
         builder.loader.dispose()
     return Located(path, data, builder.lines)
@@ -149,10 +194,10 @@ def load(path: Path | str) -> Located:
     """Load a YAML file; errors name it relative to the current directory."""
     shown = display_path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bounded(path, shown).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{shown}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{shown}: cannot read: {exc}") from None
     return parse(text, shown)
 

@@ -18,7 +18,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 @pytest.mark.parametrize(("script", "args", "expected"), [
     ("ledger_append.py", ["--sizes", "20,300", "--rounds", "2", "--per-round", "2",
                           "--disk-appends", "20"], "verify one new commit at 300 records"),
-    ("runner_overhead.py", ["--tasks", "20", "--repeat", "1"], "ms"),
+    ("runner_overhead.py", ["--tasks", "20", "--repeat", "1", "--sizes", "10"], "end to end"),
     ("health.py", ["--events", "2000", "--runs", "1", "--rounds", "1"],
      "health --json vs parsing every shard"),
     ("hook_latency.py", ["--events", "50,200", "--rounds", "1"],

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "Stop", "SubagentStop")
+CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd")
+# Claude Code cancels a hook after its settings' timeout (60 s) and then lets the call
+# through; Meridian gives up first, so the answer is its own (a deny for PreToolUse).
+DEADLINE_S = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="recompute the gate snapshot and verify the whole state branch")
     claude = verbs.add_parser(
         "claude", help="Claude Code hook: JSON payload on stdin, decision out",
-        description="Speaks the Claude Code hook contract: JSON on stdin; JSON on stdout "
-        "with exit 0, or the reason on stderr with exit 2, never both. A payload that is "
-        "not JSON is reported on stderr with exit 1 (a non-blocking error).")
-    claude.add_argument("event", choices=CLAUDE_EVENTS, help="the hook event")
+        description="Speaks the Claude Code hook contract: JSON on stdin, the decision as "
+        "JSON on stdout with exit 0. PreToolUse fails closed: whatever stops it from "
+        "deciding (a payload that is not JSON, a configuration it cannot read, a crash, "
+        f"{DEADLINE_S} s passing) denies the tool call with a one-line reason. Every other "
+        "event, and an event Meridian does not handle, reports a problem on stderr with "
+        "exit 1 (a non-blocking error), never exit 2.")
+    claude.add_argument("event", help=f"the hook event ({', '.join(CLAUDE_EVENTS)})")
+    claude.add_argument("extra", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +61,56 @@ def run(args: argparse.Namespace) -> int:
 
         stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
         return prepush.run(".", stdin, remote=args.remote, use_cache=not args.no_cache)
-    from meridian.hooks import claude
+    return run_claude(args.event, args.extra)
 
-    payload = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    reply = claude.handle(args.event, payload)
-    return reply.emit(sys.stdout, sys.stderr)
+
+class _Deadline(BaseException):
+    """Raised by the alarm: deciding took longer than ``DEADLINE_S``."""
+
+
+def _undecided(event: str, problem: str) -> int:
+    """The answer when Meridian's own code cannot run (stdlib only: an import failed)."""
+    import json
+    import sys
+
+    problem = " ".join(problem.split())
+    if event == "PreToolUse":
+        print(json.dumps({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": f"Meridian could not check this tool call, so it is "
+            f"denied: {problem}. Fix that (or ask the user to) and try again."}}))
+        return 0
+    print(f"meridian: {problem} (not blocking)", file=sys.stderr)
+    return 1
+
+
+def run_claude(event: str, extra: list[str]) -> int:
+    import signal
+    import sys
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Deadline
+
+    if extra:
+        return _undecided(event, f"unexpected arguments after the event: {' '.join(extra)}")
+    timed = hasattr(signal, "SIGALRM")
+    if timed:
+        signal.signal(signal.SIGALRM, expire)
+        signal.alarm(DEADLINE_S)
+    try:
+        from meridian.hooks import claude
+
+        payload = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        reply = claude.handle(event, payload)
+        if timed:
+            signal.alarm(0)
+        return reply.emit(sys.stdout, sys.stderr)
+    except _Deadline:
+        return _undecided(event, f"the {event} hook took longer than {DEADLINE_S} s")
+    except KeyboardInterrupt:
+        return _undecided(event, f"the {event} hook was interrupted")
+    except Exception as exc:  # noqa: BLE001 - an import or interpreter problem
+        return _undecided(event, f"the {event} hook could not run: {type(exc).__name__}: {exc}")
+    finally:
+        if timed:
+            signal.alarm(0)

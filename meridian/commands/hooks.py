@@ -20,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "uninstall", help="remove Meridian's stubs and restore the hooks they chained",
         description="Remove Meridian's stubs; a chained hook is put back where it was.")
     uninstall.add_argument("--json", action="store_true", help="print what changed as JSON")
+    uninstall.add_argument("--claude", action="store_true",
+                           help="also remove Meridian's hooks from .claude/settings.json and "
+                           "its MERIDIAN_PYTHON from .claude/settings.local.json (what "
+                           "`meridian init --claude` added, and only that)")
     snippet = verbs.add_parser(
         "snippet", help="print the .pre-commit-config.yaml entries for the pre-commit framework",
         description="The `repo: local` entries that run Meridian's hooks through the "
@@ -51,10 +55,21 @@ def run(args: argparse.Namespace) -> int:
 
     repo = gitio.open_repo(".")
     changes = install.install(repo) if args.verb == "install" else install.uninstall(repo)
+    claude: list[str] = []
+    if args.verb == "uninstall" and getattr(args, "claude", False):
+        from meridian.hooks import claude_settings
+
+        root = gitio.workdir(repo)
+        claude = claude_settings.remove_from(root) if root is not None else []
     if args.json:
-        print(json.dumps({"hooks_dir": str(gitio.hooks_dir(repo)),
-                          "changes": [c.to_json() for c in changes]}, indent=2))
+        document = {"hooks_dir": str(gitio.hooks_dir(repo)),
+                    "changes": [c.to_json() for c in changes]}
+        if getattr(args, "claude", False):
+            document["claude"] = claude
+        print(json.dumps(document, indent=2))
     else:
         for change in changes:
             print(change.describe())
+        for line in claude:
+            print(line)
     return 0

@@ -228,7 +228,8 @@ def _without_clock(trial: TaskResult) -> TaskResult:
     if not any(score.name in WALL_CLOCK_GRADERS for score in trial.scores):
         return trial
     scores = [
-        score.model_copy(update={"value": 1.0 if score.passed else 0.0, "detail": ""})
+        score.model_copy(update={"value": 1.0 if score.passed else 0.0, "detail": "",
+                                 "metadata": {}})
         if score.name in WALL_CLOCK_GRADERS else score
         for score in trial.scores
     ]

@@ -125,11 +125,33 @@ def redacted(run: runfile.Run, found: redact.Redactions | None = None) -> runfil
 
 
 def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
-    """Serialised ``run``; refuses to return bytes in which a secret is still visible."""
+    """Serialised ``run``; refuses to return bytes in which a secret is still visible.
+
+    The check reads the serialised document back and tests every string and key in it
+    (the redactor memoises per string, so strings the redaction pass already cleaned
+    cost a lookup, not a second scan of a 10 MB output); the ``name: value`` heuristic
+    is left out, as JSON's own ``"api_key": null`` would trip it.
+    """
+    import json
+
     data = runfile.export_bytes(run) if portable else runfile.dumps(run)
-    leftovers = redact.find_secrets(data.decode("utf-8"), assignments=False)
+    leftovers: set[str] = set()
+
+    def scan(value: Any) -> None:
+        if isinstance(value, str):
+            if redact.has_secret(value):
+                leftovers.update(redact.find_secrets(value, assignments=False))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                scan(key)
+                scan(item)
+        elif isinstance(value, list):
+            for item in value:
+                scan(item)
+
+    scan(json.loads(data))
     if leftovers:
-        raise MeridianError(f"run {run.run_id}: refusing to write it: {', '.join(leftovers)} "
+        raise MeridianError(f"run {run.run_id}: refusing to write it: {', '.join(sorted(leftovers))} "
                             "still present after redaction")
     return data
 

@@ -176,6 +176,9 @@ def evaluate(
         scanned = bundle_findings(bundle, disabled_checks)
         assessment = evaluator.assess(bundle, scanned)
         issues = _with_objective_findings(assessment.issues, scanned)
+    summary = assessment.summary
+    if settings.kind == "auto":  # say which evaluator auto chose, and why
+        summary = f"{summary} [{choose_kind(settings)[1]}]".strip()
     coverage = assessment.coverage
     if coverage is not None and not coverage.complete:
         missed = "; ".join(coverage.unseen[:3]) + (
@@ -192,7 +195,7 @@ def evaluate(
             scores=assessment.scores, issues=issues,
             threshold=settings.threshold if threshold is None else threshold,
             weights=dict(weights) if weights is not None else None,
-            summary=assessment.summary, usage=assessment.usage, self_score=self_score,
+            summary=summary, usage=assessment.usage, self_score=self_score,
             identity=assessment.identity, coverage=coverage,
         )
     except ValueError as err:  # scores decide cannot use are no verdict

@@ -13,7 +13,7 @@ strings. The id is a hash of the part's kind, attributes and content, so it is s
 across submissions (prompt caching) and a part cannot name its own id.
 
 Redaction. Every text the work can influence goes through the project's one redactor
-(``meridian.redact``; ``meridian.evals.redact`` until it lands) before it is rendered,
+(``meridian.redact``) before it is rendered,
 and a file that only holds secrets (``.env``, key and credential files) is replaced by
 a note saying so. Private key blocks are removed line by line, so line numbers hold.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -65,11 +65,9 @@ def is_secret_file(path: str) -> bool:
     return name.startswith(".env.") and not name.endswith((".example", ".sample", ".template"))
 
 
-def _redactor():  # type: ignore[no-untyped-def]
-    try:
-        from meridian.redact import redact_text  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # until the shared redactor lands
-        from meridian.evals.redact import redact_text
+def _redactor() -> Callable[[str], str]:
+    from meridian.redact import redact_text  # the project's one redactor, loaded when used
+
     return redact_text
 
 

@@ -12,7 +12,8 @@ What keeps it honest:
 - The endpoint comes only from the committed config (``evaluator.anthropic.base_url``,
   default https://api.anthropic.com). ``ANTHROPIC_BASE_URL`` in the environment (the
   agent's to set) is refused unless the config sets ``allow_env_base_url: true``, and
-  the HTTP client ignores proxy and CA-bundle variables unless it does too.
+  the HTTP client ignores proxy and CA-bundle variables (and ``ANTHROPIC_CUSTOM_HEADERS``
+  is refused) unless it does too.
 - One deadline: ``timeout_s`` bounds the whole evaluation, every request, retry and
   ``retry-after`` wait included; a wait that would cross it is not started.
 - Anything that is not exactly one well-formed verdict (an HTTP error, a body that is
@@ -239,6 +240,12 @@ class AnthropicEvaluator:
 
     def _get_client(self) -> anthropic.Anthropic:
         self.endpoint = self._resolve_endpoint()
+        if os.environ.get("ANTHROPIC_CUSTOM_HEADERS") and not self.settings.allow_env_base_url:
+            # The SDK adds these to every request: the agent's environment must not shape it.
+            raise self._unavailable(
+                "ANTHROPIC_CUSTOM_HEADERS is set in the environment; the evaluator's requests "
+                "are shaped only by the committed config: unset it, or set "
+                "evaluator.anthropic.allow_env_base_url: true")
         if self._client is None:
             api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
             if not api_key:

@@ -187,7 +187,7 @@ def load_graph(root: Path, config: Config | None = None) -> Graph:
     """Load and validate the project's gate graph (ConfigError names file and line)."""
     config = config or load_config(root)
     path = gates_path(root, config)
-    if not path.is_file():
+    if not yamlio.present(path):
         raise ConfigError(
             f"{_shown(path)}: no gate graph; write one or run `meridian init --template NAME` "
             "(`meridian init --list-templates` lists them)"

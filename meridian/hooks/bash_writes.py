@@ -49,7 +49,7 @@ import re
 import shlex
 from pathlib import Path
 
-SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
+SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "`"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
 WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "exec"})
@@ -81,8 +81,8 @@ def _logical_lines(command: str) -> list[str]:
 # Longest first: shlex returns a run of punctuation as one token (");" or "&&("), which
 # is cut here into the operators the shell reads.
 OPERATORS = ("&>>", "<<<", "<<-", "&&", "||", ";;", "|&", "&>", ">>", ">|", ">&", "<&", "<<",
-             "<>", ";", "&", "|", "(", ")", "<", ">")
-PUNCTUATION = frozenset("();<>|&")
+             "<>", ";", "&", "|", "(", ")", "<", ">", "`")
+PUNCTUATION = frozenset("();<>|&`")
 
 
 def _operators(run: str) -> list[str]:
@@ -95,7 +95,7 @@ def _operators(run: str) -> list[str]:
 
 
 def _tokens(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="();<>|&`")
     lexer.whitespace_split = True
     lexer.commenters = "#"
     tokens: list[str] = []
@@ -113,10 +113,36 @@ SUBSHELL_OPEN = ["("]
 SUBSHELL_CLOSE = [")"]
 
 
+ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+                "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def _ansi_c_text(body: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        text = match.group(0)[1:]
+        if text[0] in "xuU":
+            try:
+                return chr(int(text[1:], 16))
+            except ValueError:
+                return text
+        if text[0].isdigit():
+            return chr(int(text, 8) % 256)
+        return ANSI_ESCAPES.get(text[0], "\\" + text)
+
+    return re.sub(r"\\(?:x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)",
+                  one, body)
+
+
+def _decode_ansi_c(line: str) -> str:
+    """``$'\x2emeridian'`` as the shell reads it: a single-quoted ``'.meridian'``."""
+    return ANSI_C.sub(lambda m: shlex.quote(_ansi_c_text(m.group(1))), line)
+
+
 def _simple_commands(command: str) -> list[list[str]]:
     """The simple commands in order; a subshell's bounds appear as ``["("]`` / ``[")"]``."""
     commands: list[list[str]] = []
-    for line in _logical_lines(command):
+    for line in _logical_lines(_decode_ansi_c(command)):
         current: list[str] = []
         for token in _tokens(line):
             if token in SEPARATORS:
@@ -157,10 +183,58 @@ def _split_redirections(tokens: list[str]) -> tuple[list[str], list[str]]:
     return words, written
 
 
+# Words the shell reads before a command, and commands that run the command after their
+# own options: name -> the options that take a value (the value is skipped too).
+KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "}",
+                      "time", "coproc", "fi", "done", "esac"})
+WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-c",
+                       "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type",
+                       "--other-user", "--command-timeout", "--close-from"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    "nohup": frozenset(), "command": frozenset(), "exec": frozenset({"-a"}),
+    "builtin": frozenset(), "setsid": frozenset(), "time": frozenset({"-f", "-o"}),
+    "chronic": frozenset(), "caffeinate": frozenset(), "unbuffer": frozenset(),
+    "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
+    "watch": frozenset({"-n", "-d", "--interval"}), "chroot": frozenset(),
+    "taskset": frozenset(), "runuser": frozenset({"-u", "-g", "--user", "--group"}),
+}
+
+
 def _strip_prefix(words: list[str]) -> list[str]:
+    """The command a line runs, with assignments, keywords and wrappers taken off
+    (``timeout 5 nice -n 19 env -i FOO=1 sudo -u root rm x`` runs ``rm x``)."""
     index = 0
-    while index < len(words) and (ASSIGNMENT.match(words[index]) or words[index] in WRAPPERS):
+    while index < len(words):
+        word = words[index]
+        name = os.path.basename(word)
+        if ASSIGNMENT.match(word) or word in KEYWORDS:
+            index += 1
+            continue
+        if name not in WRAPPER_OPTIONS:
+            break
+        takes_value = WRAPPER_OPTIONS[name]
         index += 1
+        while index < len(words):
+            arg = words[index]
+            if arg == "--":
+                index += 1
+                break
+            if name == "env" and (ASSIGNMENT.match(arg) or arg == "-"):
+                index += 1
+                continue
+            if not arg.startswith("-") or arg == "-":
+                break
+            index += 2 if arg in takes_value else 1
+        if name == "timeout" and index < len(words):
+            index += 1  # the duration
+        if name in ("flock", "chroot", "taskset") and index < len(words):
+            index += 1  # the lock file, new root or CPU mask
     return words[index:]
 
 
@@ -281,8 +355,12 @@ def _removed(name: str, args: list[str]) -> list[str]:
         return [".git/config"]
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
         return _restored(args[0], args[1:])
-    if name in ("chmod", "chown", "chgrp"):
+    if name in ("chmod", "chown", "chgrp", "chattr", "setfacl"):
         return _mode_targets(args)
+    if name == "ln":
+        # a link to a harness file lets a later write through the link change it
+        operands = _operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+        return operands[:-1] if len(operands) > 1 else operands
     return []
 
 
@@ -291,9 +369,12 @@ def _restored(verb: str, args: list[str]) -> list[str]:
     (``git checkout BRANCH`` names no paths: nothing is told)."""
     if "--" in args:
         return args[args.index("--") + 1:]
+    operands = _operands(args, frozenset({"-s", "--source", "-b", "-B", "--orphan",
+                                          "--conflict", "-U", "--pathspec-from-file"}))
     if verb == "checkout":
-        return []
-    return _operands(args, frozenset({"-s", "--source"}))
+        # `git checkout REV PATH...` overwrites the paths; `git checkout BRANCH` moves HEAD
+        return operands[1:]
+    return operands
 
 
 # chmod's symbolic modes can look like options ("chmod -x FILE")
@@ -330,19 +411,129 @@ def _inline_code(name: str, args: list[str]) -> bool:
     return True
 
 
+STASH_MARK = "\0stash:"  # a target: the files ``git stash pop|apply REF`` writes
+SCRIPT_MARK = "\0script:"  # an ``unresolved`` entry holding a script file's text
+SCRIPT_LIMIT = 256 * 1024
+FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+FIND_NAMES = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
+                        "-regex", "-iregex", "-lname", "-ilname"})
+
+
+def _script_text(path: str, cwd: Path) -> str | None:
+    """The first ``SCRIPT_LIMIT`` characters of a script file the command runs."""
+    from meridian.userfiles import read_bounded
+
+    try:
+        return read_bounded(cwd / os.path.expanduser(path), limit=SCRIPT_LIMIT)\
+            .decode("utf-8", "replace")
+    except (OSError, ValueError, Exception):  # noqa: BLE001 - unreadable: nothing to add
+        return None
+
+
+def _script_file(name: str, args: list[str]) -> str | None:
+    """The script file an interpreter or shell is given (``bash x.sh``, ``python x.py``,
+    ``source x.sh``), or None."""
+    if name in (".", "source"):
+        return args[0] if args else None
+    if name not in SHELLS and not INTERPRETER.match(name):
+        return None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-m", "-c", "-e", "-E", "-"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+        index += 2 if arg in ("-W", "-X", "-o", "-O", "--rcfile", "--init-file") else 1
+    return None
+
+
+def _find_targets(args: list[str], cwd: Path, removals: bool,
+                  unresolved: list[str] | None) -> list[str]:
+    """What ``find START... EXPR -delete | -exec CMD {} ;`` changes: each start path (as
+    a directory written into) or, with name filters, ``START/**/PATTERN`` globs; the
+    command of ``-exec`` is read with ``{}`` standing for them."""
+    starts: list[str] = []
+    index = 0
+    while index < len(args) and not args[index].startswith(("-", "(", "!")):
+        starts.append(args[index])
+        index += 1
+    starts = starts or ["."]
+    patterns: list[str] = []
+    actions: list[list[str]] = []
+    deletes = False
+    while index < len(args):
+        arg = args[index]
+        if arg in FIND_NAMES and index + 1 < len(args):
+            patterns.append(args[index + 1])
+            index += 2
+            continue
+        if arg == "-delete":
+            deletes = True
+        if arg in FIND_ACTIONS:
+            end = index + 1
+            while end < len(args) and args[end] not in (";", "+", "\\;"):
+                end += 1
+            actions.append(args[index + 1:end])
+            index = end + 1
+            continue
+        index += 1
+    matched = ([os.path.join(s, "**", p.lstrip("./") if "/" in p else p)
+                for s in starts for p in patterns] if patterns else [s + "/" for s in starts])
+    found: list[str] = []
+    if deletes and removals:
+        found += matched
+    for action in actions:
+        for target in matched:
+            words = [target.rstrip("/") if w == "{}" else w.replace("{}", target) for w in action]
+            found += _command_targets(words, cwd, removals=removals, unresolved=unresolved)
+    return found
+
+
 def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
                      unresolved: list[str] | None = None) -> list[str]:
     words = _strip_prefix(words)
     if not words:
         return []
     name, args = os.path.basename(words[0]), words[1:]
-    if name in SHELLS:
-        script = _shell_script(args)
-        return [] if script is None else written_files(script, cwd, removals=removals,
-                                                       unresolved=unresolved)
+    if name in SHELLS and _shell_script(args) is not None:
+        return written_files(_shell_script(args) or "", cwd, removals=removals,
+                             unresolved=unresolved)
+    if name == "eval":
+        return written_files(" ".join(args), cwd, removals=removals, unresolved=unresolved)
+    if name == "xargs":
+        # the operands come from standard input: what the command does cannot be told
+        inner = _strip_xargs(args)
+        if unresolved is not None and inner:
+            unresolved.append(" ".join(words))
+        return _command_targets(inner, cwd, removals=removals, unresolved=unresolved) \
+            if inner else []
+    if name == "find":
+        return _find_targets(args, cwd, removals, unresolved)
+    script = _script_file(name, args)
+    if script is not None and unresolved is not None and _knowable(script):
+        text = _script_text(script, cwd)
+        if text is not None:
+            unresolved.append(SCRIPT_MARK + text)
+    elif unresolved is not None and words[0].startswith(("./", "/", "~/")) and "/" in words[0]:
+        text = _script_text(words[0], cwd)  # ./run.sh: the script it runs
+        if text is not None and not text.startswith("\x7fELF"):
+            unresolved.append(SCRIPT_MARK + text)
     if removals:
         return _written(name, args, cwd) + _removed(name, args)
     return _written(name, args, cwd)
+
+
+XARGS_VALUE_OPTIONS = frozenset({"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a", "--max-args",
+                                 "--max-procs", "--delimiter", "--arg-file", "--max-lines",
+                                 "--max-chars", "--eof", "--replace"})
+
+
+def _strip_xargs(args: list[str]) -> list[str]:
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in XARGS_VALUE_OPTIONS else 1
+    return args[index:]
 
 
 def _meridian_writes(args: list[str]) -> list[str]:
@@ -388,7 +579,132 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
         return _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
+    if name == "curl":
+        return _curl_targets(args)
+    if name == "wget":
+        return _wget_targets(args)
+    if name in ("rsync", "scp"):
+        operands = _operands(args, frozenset({"-e", "--rsh", "-i", "-P", "-F", "-o", "-l",
+                                              "--exclude", "--include", "--filter", "-f",
+                                              "--files-from", "--backup-dir", "--suffix"}))
+        if len(operands) < 2 or ":" in operands[-1].split("/")[0]:
+            return []
+        dest = operands[-1]
+        # DEST itself (a file copied onto it) and whatever lands inside it
+        return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"]
+    if name in ("tar", "bsdtar", "gtar"):
+        return _tar_targets(args)
+    if name in ("unzip", "7z", "bsdunzip"):
+        value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None)
+        return [(value or ".").rstrip("/") + "/"]
+    if name == "patch":
+        value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--directory")),
+                     None)
+        return [(value or ".").rstrip("/") + "/"]
+    if name == "git" and args[:1] == ["apply"] and "--check" not in args and "--stat" not in args:
+        return ["./"]
+    if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
+        refs = [a for a in args[2:] if not a.startswith("-")]
+        return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
     return []
+
+
+def _curl_targets(args: list[str]) -> list[str]:
+    found: list[str] = []
+    directory = ""
+    remote_names = 0
+    urls: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if arg in ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header",
+                   "--trace", "--trace-ascii", "--stderr", "--libcurl"):
+            found.append(value)
+            index += 2
+            continue
+        if arg.startswith("--output="):
+            found.append(arg.split("=", 1)[1])
+        elif arg == "--output-dir":
+            directory = value
+            index += 1
+        elif arg in ("-O", "--remote-name", "--remote-name-all") or (
+                arg.startswith("-") and not arg.startswith("--") and "O" in arg[1:]):
+            remote_names += 1
+        elif arg.startswith("-") and not arg.startswith("--") and arg[-1:] == "o" and value:
+            found.append(value)  # -so FILE, -sSLo FILE
+            index += 1
+        elif not arg.startswith("-"):
+            urls.append(arg)
+        index += 1
+    for url in urls[:remote_names] if remote_names else []:
+        name = url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        found.append(os.path.join(directory, name) if name else (directory or ".") + "/")
+    return [os.path.join(directory, f) if directory and not os.path.isabs(f) else f
+            for f in found]
+
+
+def _wget_targets(args: list[str]) -> list[str]:
+    found: list[str] = []
+    directory = None
+    urls: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if arg in ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
+            found.append(value)
+            index += 2
+            continue
+        if arg.startswith(("--output-document=", "--output-file=", "--append-output=")):
+            found.append(arg.split("=", 1)[1])
+        elif arg in ("-P", "--directory-prefix"):
+            directory = value
+            index += 1
+        elif arg.startswith("--directory-prefix="):
+            directory = arg.split("=", 1)[1]
+        elif arg.startswith("-O") and len(arg) > 2:
+            found.append(arg[2:])
+        elif not arg.startswith("-"):
+            urls.append(arg)
+        index += 1
+    if not any(a in ("-O", "--output-document") or a.startswith(("-O", "--output-document="))
+               for a in args):
+        for url in urls:
+            name = url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+            found.append(os.path.join(directory or "", name) if name and "." in name
+                         else (directory or ".").rstrip("/") + "/")
+    return found
+
+
+def _tar_targets(args: list[str]) -> list[str]:
+    """Where ``tar -x`` extracts: the ``-C``/``--directory`` folder (members unknown)."""
+    first = args[0] if args else ""
+    extracting = any(a in ("-x", "--extract", "--get") or (a.startswith("-") and not
+                     a.startswith("--") and "x" in a) for a in args) or (
+        not first.startswith("-") and "x" in first)
+    if not extracting:
+        return []
+    directory = "."
+    for index, arg in enumerate(args):
+        if arg in ("-C", "--directory") and index + 1 < len(args):
+            directory = args[index + 1]
+        elif arg.startswith("--directory="):
+            directory = arg.split("=", 1)[1]
+    return [directory.rstrip("/") + "/"]
+
+
+VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expand(token: str, variables: dict[str, str]) -> str:
+    """``~/x``, ``$HOME/x``, ``${PWD}/x`` and variables the command set to a plain value
+    earlier (``D=.meridian; rm $D/gates.yaml``), as the shell expands them."""
+    if token == "~" or token.startswith("~/"):
+        token = variables["HOME"] + token[1:]
+    if "$" not in token:
+        return token
+    return VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), token)
 
 
 def _knowable(path: str) -> bool:
@@ -419,6 +735,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     found: list[str] = []
     here: str | None = "."  # where the next command runs, relative to cwd; None: unknown
     outer: list[str | None] = []  # where each enclosing subshell started
+    variables = {"HOME": str(Path.home())}
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(here)
@@ -426,6 +743,15 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if tokens is SUBSHELL_CLOSE:
             here = outer.pop() if outer else here
             continue
+        variables["PWD"] = str(cwd / here) if here is not None else "$PWD"
+        tokens = [_expand(t, variables) for t in tokens]
+        if all(ASSIGNMENT.match(t) for t in tokens) or tokens[:1] in (["export"], ["declare"],
+                                                                        ["local"], ["readonly"]):
+            for token in tokens:
+                if ASSIGNMENT.match(token):
+                    key, value = token.split("=", 1)
+                    if _knowable(value) or value == "":
+                        variables[key] = value
         words, redirected = _split_redirections(tokens)
         command_words = _strip_prefix(words)
         name = command_words[0] if command_words else ""
@@ -436,6 +762,9 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if unresolved is not None and _inline_code(os.path.basename(name), command_words[1:]):
             unresolved.append(command)
         for path in targets:
+            if path.startswith(STASH_MARK):
+                found.append(path)
+                continue
             if not _knowable(path):
                 if unresolved is not None and path and path not in NOT_FILES:
                     # "$(pwd)/x" reaches here as "$" (the substitution tokenizes apart)
@@ -464,51 +793,190 @@ _COMMIT_VALUE_OPTIONS = frozenset({"-m", "-F", "-C", "-c", "-t", "--author", "--
                                    "--reuse-message", "--reedit-message", "--cleanup"})
 # Subcommands whose hooks `--no-verify` skips. Only `commit` also reads `-n` that way:
 # `git push -n` is a dry run and `git merge -n` hides the diffstat.
-_VERIFYING = frozenset({"commit", "push", "merge", "am", "cherry-pick", "rebase", "revert"})
+_VERIFYING = frozenset({"commit", "push", "merge", "am", "cherry-pick", "rebase", "revert",
+                        "pull", "switch", "checkout", "worktree"})
+_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace",
+                                "--exec-path", "--super-prefix", "--config-env"})
+# Config that makes git run other hooks, or none: any of these set anywhere (`git -c`,
+# `git config`, GIT_CONFIG_* variables) changes the harness.
+_DANGEROUS_KEY = re.compile(r"^(?:core\.hookspath|include\.path|includeif\..*\.path|"
+                            r"alias\..*|hook\..*|core\.fsmonitor|core\.sshcommand|"
+                            r"core\.editor|sequence\.editor)$", re.IGNORECASE)
+_GIT_ENV = re.compile(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
+                      r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)=")
+# An alias is only a bypass when what it runs is one
+_ALIAS_BYPASS = re.compile(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
+_FORCE = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete",
+                    "--prune", "--force-if-includes"})
 
 
-def hook_bypasses(command: str) -> list[str]:
-    """The git invocations in ``command`` that would skip Meridian's git hooks.
+def _is_no_verify(arg: str) -> bool:
+    """``--no-verify`` or a prefix git accepts for it (``--no-verif``, ``--no-ver``):
+    git takes any unambiguous prefix of a long option."""
+    name = arg.split("=", 1)[0]
+    return len(name) >= len("--no-v") and "--no-verify".startswith(name)
 
-    ``git commit --no-verify`` (or ``-n``), ``git push --no-verify``, and
-    ``git -c core.hooksPath=...`` are returned as written; everything else is not.
-    """
-    found: list[str] = []
-    for words in _simple_commands(command):
-        words = _strip_prefix(_split_redirections(words)[0])
-        if not words or os.path.basename(words[0]) != "git":
-            continue
-        index = 1
-        bypass = False
-        while index < len(words) and words[index].startswith("-"):
-            option = words[index]
-            value = words[index + 1] if index + 1 < len(words) else ""
-            if option == "-c" and value.lower().startswith("core.hookspath"):
-                bypass = True
-            if option.lower().startswith("--config-env") and "core.hookspath" in option.lower():
-                bypass = True
-            index += 2 if option in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
-        sub = words[index] if index < len(words) else ""
-        args = words[index + 1:]
-        if sub in _VERIFYING and "--no-verify" in args:
-            bypass = True
-        if sub == "commit":
+
+def _dangerous_setting(key: str, value: str) -> bool:
+    key = key.strip().lower()
+    if key.startswith("alias."):
+        return bool(_ALIAS_BYPASS.search(value.strip()))
+    return bool(_DANGEROUS_KEY.match(key))
+
+
+def _git_words(words: list[str]) -> tuple[list[str], str, list[str], bool]:
+    """(global options, subcommand, its arguments, whether a global option is a bypass)."""
+    index = 1
+    bypass = False
+    while index < len(words) and words[index].startswith("-"):
+        option = words[index]
+        value = words[index + 1] if index + 1 < len(words) else ""
+        if option == "-c" and "=" in value:
+            bypass |= _dangerous_setting(*value.split("=", 1))
+        elif option == "-c":
+            bypass |= _dangerous_setting(value, "")
+        if option.startswith("--config-env"):
+            setting = option.split("=", 1)[1] if "=" in option else value
+            bypass |= _dangerous_setting(setting.split("=", 1)[0], "!")
+        if option in ("--git-dir", "--work-tree", "--exec-path") or option.startswith(
+                ("--git-dir=", "--exec-path=")):
+            bypass = bypass or option.startswith(("--exec-path", "--git-dir"))
+        index += 2 if option in _GIT_VALUE_OPTIONS else 1
+    sub = words[index] if index < len(words) else ""
+    return words[1:index], sub, words[index + 1:], bypass
+
+
+def _commit_skips_hooks(args: list[str]) -> bool:
+    skip = False
+    for arg in args:
+        if skip:
             skip = False
-            for arg in args:
-                if skip:
-                    skip = False
-                    continue
-                if arg in _COMMIT_VALUE_OPTIONS:
-                    skip = True
-                    continue
-                if arg.startswith("-") and not arg.startswith("--"):
-                    letters = arg[1:]
-                    # in a cluster like -anm, letters after a value-taking one are its value
-                    for letter in letters:
-                        if letter == "n":
-                            bypass = True
-                        if letter in "mFCct":
-                            break
+            continue
+        if arg == "--":
+            return False
+        if arg in _COMMIT_VALUE_OPTIONS:
+            skip = True
+            continue
+        if arg.startswith("-") and not arg.startswith("--"):
+            # in a cluster like -anm, letters after a value-taking one are its value
+            for letter in arg[1:]:
+                if letter == "n":
+                    return True
+                if letter in "mFCct":
+                    break
+    return False
+
+
+def _config_bypass(args: list[str]) -> bool:
+    """``git config [--global|--file F|...] KEY VALUE`` (or ``--add``, ``set``) writing a
+    setting that changes which hooks run."""
+    operands = _operands(args, frozenset({"-f", "--file", "--blob", "--type", "-t",
+                                          "--default", "--comment", "--value"}))
+    if operands[:1] in (["set"], ["unset"]):
+        operands = operands[1:]
+    if operands[:1] in (["get"], ["list"], ["get-regexp"]) or any(
+            a in ("--get", "--get-all", "--get-regexp", "-l", "--list", "--unset",
+                  "--unset-all", "--show-origin", "--get-urlmatch") for a in args):
+        return False
+    if len(operands) < 2:
+        return False
+    return _dangerous_setting(operands[0], operands[1])
+
+
+def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
+    """Whether ``git SUB ARGS`` moves, deletes or force-pushes ``branch``."""
+    names = {branch, f"refs/heads/{branch}", f"heads/{branch}"}
+
+    def names_branch(arg: str) -> bool:
+        return any(arg == n or arg.endswith(":" + n) or arg.lstrip("+:") in names
+                   or arg.startswith(n + ":") for n in names) or arg.lstrip("+:") in names
+
+    mentioned = any(names_branch(a) for a in args)
+    if sub == "update-ref":
+        return mentioned or "--stdin" in args
+    if sub == "branch":
+        changes = any(a in ("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy",
+                            "-f", "--force", "-u", "--set-upstream-to", "--unset-upstream")
+                      or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("dDmMfu"))
+                      for a in args)
+        return mentioned and changes
+    if sub == "push":
+        forced = any(a in _FORCE or a.startswith(("--force-with-lease", "--force-if"))
+                     or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
+                     for a in args)
+        deleting = any(a.startswith(":") and a.lstrip(":") in names for a in args)
+        plus = any(a.startswith("+") and names_branch(a) for a in args)
+        return ("--mirror" in args) or deleting or plus or (forced and (mentioned or any(
+            a in ("--all", "--mirror", "--prune") for a in args)))
+    if sub in ("reset", "rebase", "filter-branch", "filter-repo", "replace", "reflog",
+               "symbolic-ref", "tag"):
+        return mentioned and sub != "tag"
+    if sub in ("checkout", "switch"):
+        return mentioned and any(a in ("-B", "-C", "--force-create") for a in args)
+    return False
+
+
+def _meridian_guarded(args: list[str]) -> str | None:
+    """The kind of a ``meridian`` command line only a human may run, or None."""
+    while len(args) >= 2 and args[0] == "-C":
+        args = args[2:]
+    words = [a for a in args if not a.startswith("-")]
+    if words[:2] == ["hooks", "uninstall"]:
+        return "uninstall"
+    if words[:2] == ["gate", "approve"]:
+        return "approve"
+    return None
+
+
+def hook_bypasses(command: str, state_branch: str = "meridian/state") -> list[tuple[str, str]]:
+    """The commands in ``command`` that would switch Meridian's guardrails off, each as
+    (text, kind): ``skip-hooks`` (``git commit --no-verify``/``-n`` and prefixes git
+    accepts, ``git -c core.hooksPath=...``, ``GIT_CONFIG_*`` or ``HOME`` set for a git
+    command, ``git config`` of hooksPath, include.path, hook-skipping aliases),
+    ``state-branch`` (moving, deleting or force-pushing it), ``uninstall`` (``meridian
+    hooks uninstall``), ``approve`` (``meridian gate approve``)."""
+    found: list[tuple[str, str]] = []
+    try:
+        commands = _simple_commands(command)
+    except ValueError:
+        commands = []
+    exported_git_env = False
+    for tokens in commands:
+        if tokens is SUBSHELL_OPEN or tokens is SUBSHELL_CLOSE:
+            continue
+        raw = _split_redirections(tokens)[0]
+        # assignments before the command (FOO=1 git ...), after env, or exported
+        assignments = [w for w in raw if ASSIGNMENT.match(w)]
+        if raw[:1] in (["export"], ["declare"], ["typeset"]) and any(
+                _GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_")) for w in assignments):
+            exported_git_env = True
+            found.append((" ".join(raw), "skip-hooks"))
+            continue
+        words = _strip_prefix(raw)
+        if not words:
+            if any(w.startswith("GIT_CONFIG") for w in assignments):
+                exported_git_env = True  # GIT_CONFIG_COUNT=1; git commit (same shell)
+                found.append((" ".join(raw), "skip-hooks"))
+            continue
+        name = os.path.basename(words[0])
+        if name == "meridian" or (INTERPRETER.match(name) and words[1:3] == ["-m", "meridian"]):
+            kind = _meridian_guarded(words[1:] if name == "meridian" else words[3:])
+            if kind:
+                found.append((" ".join(words), kind))
+            continue
+        if name != "git":
+            continue
+        _, sub, args, bypass = _git_words(words)
+        if any(_GIT_ENV.match(w) for w in assignments) or exported_git_env:
+            bypass = True
+        if sub in _VERIFYING and any(_is_no_verify(a) for a in args):
+            bypass = True
+        if sub == "commit" and _commit_skips_hooks(args):
+            bypass = True
+        if sub == "config" and _config_bypass(args):
+            bypass = True
         if bypass:
-            found.append(" ".join(words))
+            found.append((" ".join(words), "skip-hooks"))
+        elif _state_branch_change(sub, args, state_branch):
+            found.append((" ".join(words), "state-branch"))
     return found

@@ -32,8 +32,9 @@ event with ``source: "claude"``.
 from __future__ import annotations
 
 import contextlib
-import glob
+import fnmatch
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,11 +54,13 @@ HARNESS_DIRS = (".meridian", ".git/hooks", ".git/meridian")
 HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json",
                  # core.hooksPath set here makes git run other hooks than Meridian's
                  ".git/config")
-# Where a Bash target or inline script cannot be resolved before it runs
-# ("$PWD/.meridian/x", ".meridian/*.yaml", "python - <<EOF ... .meridian/gates.yaml"),
-# naming a harness location in it counts as changing that location.
+# Where a Bash target or inline script cannot be read before it runs
+# ("$PWD/.meridian/x", "python - <<EOF ... .meridian/gates.yaml"), naming a harness
+# location in it denies the command.
 HARNESS_MENTION = re.compile(
-    r"\.meridian\b|\.git/(?:hooks|meridian|config)\b|\.claude/settings|core\.hookspath",
+    r"\.meridian\b|\.git/(?:hooks|meridian|config|refs|packed-refs)\b|\.git\b(?=['\"\s)]|$)"
+    r"|\.claude/settings|\.claude\b(?=['\"\s)]|$)|hookspath|\.gitconfig|git/config\b"
+    r"|disableAllHooks|meridian/state",
     re.IGNORECASE)
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
@@ -110,14 +113,40 @@ class Context(Located):
     facts: ProjectFacts
 
 
+KNOWN_EVENTS = ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd")
+
+
+def deny(reason: str) -> Reply:
+    """A PreToolUse refusal (JSON on stdout, exit 0): Claude sees ``reason``."""
+    return Reply(stdout={"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": reason}})
+
+
+def undecided(event: str, problem: str) -> Reply:
+    """What a hook that cannot decide answers: PreToolUse fails closed (a deny naming the
+    problem, in one line); every other event reports it on stderr with exit 1, which
+    Claude Code treats as a non-blocking error (exit 2 would block a stop or erase a
+    prompt)."""
+    problem = " ".join(problem.split())
+    if event == "PreToolUse":
+        return deny(f"Meridian could not check this tool call, so it is denied: {problem}. "
+                    "Fix that (or ask the user to) and try again; Meridian's hooks must be "
+                    "able to decide before anything is written.")
+    return _warn(problem)
+
+
 def handle(event: str, payload_text: str) -> Reply:
     """Decide one Claude Code hook call."""
+    if event not in KNOWN_EVENTS:
+        return _warn(f"unknown Claude Code hook event {event!r} (Meridian handles "
+                     f"{', '.join(KNOWN_EVENTS)}); remove this hook from .claude/settings.json")
     try:
         payload = json.loads(payload_text)
     except ValueError as exc:
-        return _warn(f"ignoring a Claude Code {event} payload that is not JSON ({exc})")
+        return undecided(event, f"the Claude Code {event} payload is not JSON ({exc})")
     if not isinstance(payload, dict):
-        return _warn(f"ignoring a Claude Code {event} payload that is not a JSON object")
+        return undecided(event, f"the Claude Code {event} payload is not a JSON object")
     try:
         located = _locate(payload)
         if located is None:
@@ -133,21 +162,22 @@ def handle(event: str, payload_text: str) -> Reply:
             return session_start(context)
         if event == "PreToolUse":
             return pre_tool_use(context)
-        if event in ("Stop", "SubagentStop"):
-            if event == "Stop":
-                record_activity(context, "Stop (a turn ended)")
-            return stop(context, event)
         if event == "SessionEnd":
             reason = context.payload.get("reason")
             record_activity(context, f"SessionEnd ({reason})" if isinstance(reason, str)
                             else "SessionEnd")
             return ALLOW
-        return _warn(f"unknown Claude Code hook event {event!r}")
+        if event == "Stop":
+            record_activity(context, "Stop (a turn ended)")
+        return stop(context, event)
     except MeridianError as exc:
-        return _warn(f"{event} hook could not decide: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a crash must not block the agent's action
+        return undecided(event, f"{event} hook could not decide: {exc}")
+    except RecursionError:
+        return undecided(event, f"{event} hook could not decide: the input nests too deeply")
+    except Exception as exc:  # noqa: BLE001 - reported in the hook's own channel
         where = _log_traceback(exc)
-        return _warn(f"{event} hook failed: {type(exc).__name__}: {exc} (traceback in {where})")
+        return undecided(event, f"{event} hook failed: {type(exc).__name__}: {exc} "
+                         f"(traceback in {where})")
 
 
 def _log_traceback(exc: BaseException) -> str:
@@ -159,22 +189,77 @@ def _log_traceback(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - no repository: log beside other temp files
         directory = Path(tempfile.gettempdir())
     path = directory / "error.log"
-    with path.open("a", encoding="utf-8") as handle:
+    with contextlib.suppress(OSError), path.open("a", encoding="utf-8") as handle:
         handle.write("meridian hook claude\n" + "".join(traceback.format_exception(exc)) + "\n")
     return str(path)
 
 
-def _locate(payload: dict[str, Any]) -> Located | None:
-    raw_cwd = payload.get("cwd")
-    cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and Path(raw_cwd).is_dir() else Path.cwd()
+def _real(path: str | os.PathLike[str]) -> Path:
+    """The absolute, symlink-free form of ``path`` as far as it can be told: a symlink
+    loop or an unreadable component never raises (``Path.resolve`` does)."""
     try:
-        repo = gitio.open_repo(cwd)
-    except MeridianError:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def _nearest_directory(path: Path) -> Path | None:
+    for candidate in (path, *path.parents):
+        with contextlib.suppress(OSError):
+            if candidate.is_dir():
+                return candidate
+    return None
+
+
+def _project_root(start: Path) -> Path | None:
+    """The repository a path belongs to for Meridian: of the git work trees enclosing it,
+    the outermost Meridian project (with a ``.meridian/`` folder), else the innermost
+    work tree. A ``git init sub`` inside a project is still judged by the project."""
+    found: list[Path] = []
+    for candidate in (start, *start.parents):
+        with contextlib.suppress(OSError):
+            if os.path.lexists(candidate / ".git"):
+                found.append(candidate)
+    if not found:
         return None
-    root = gitio.workdir(repo)
-    if root is None:
-        return None
-    return Located(payload=payload, repo=repo, root=root, cwd=cwd)
+    projects = [d for d in found if os.path.isdir(d / ".meridian")]
+    return projects[-1] if projects else found[0]
+
+
+def _raw_targets(payload: dict[str, Any], cwd: Path) -> list[Path]:
+    """Absolute paths a file tool's payload names (for finding the project)."""
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return []
+    values = [tool_input.get(key) for key in ("file_path", "notebook_path", "path")]
+    return [cwd / value for value in values if isinstance(value, str) and value]
+
+
+def _locate(payload: dict[str, Any]) -> Located | None:
+    """The project: ``$CLAUDE_PROJECT_DIR`` (Claude Code sets it to the project root for
+    every hook), then the path the tool call targets, then the payload's ``cwd``."""
+    raw_cwd = payload.get("cwd")
+    cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and os.path.isdir(raw_cwd) else Path.cwd()
+    cwd = _real(cwd)
+    starts: list[Path] = []
+    project_dir = os.environ.get("CLAUDE_PROJECT_DIR")
+    if project_dir and os.path.isdir(project_dir):
+        starts.append(_real(project_dir))
+    starts += [d for t in _raw_targets(payload, cwd) if (d := _nearest_directory(_real(t)))]
+    starts.append(cwd)
+    for start in starts:
+        root = _project_root(start)
+        if root is None:
+            continue
+        try:
+            repo = gitio.open_repo(root)
+        except MeridianError:
+            continue
+        workdir = gitio.workdir(repo)
+        if workdir is None:
+            continue
+        return Located(payload=payload, repo=repo, root=_real(workdir), cwd=cwd)
+    return None
 
 
 def _has_state(context: Context) -> bool:
@@ -249,36 +334,94 @@ def record_activity(context: Context, notes: str) -> None:
 
 # --- PreToolUse ---------------------------------------------------------------------------
 
+# MCP tools whose name says they only read: their path arguments change nothing.
+READ_ONLY_MCP = re.compile(r"(?:^|_)(?:read|get|list|search|find|view|stat|info|tree|glob|grep"
+                           r"|show|describe|query|fetch)(?:_|$)", re.IGNORECASE)
+# Argument names that carry a path in MCP tools (filesystem servers, editors, git servers).
+PATH_KEY = re.compile(r"path|file|dir|dest|target|source|output|uri|location", re.IGNORECASE)
+# PowerShell verbs and operators that write, move or remove (its syntax is not read here:
+# a PowerShell command that may write and names a protected path is denied).
+POWERSHELL_WRITES = re.compile(
+    r"\b(?:Set-Content|Add-Content|Out-File|New-Item|Remove-Item|Move-Item|Copy-Item|"
+    r"Rename-Item|Clear-Content|Tee-Object|Expand-Archive|Invoke-WebRequest|Start-BitsTransfer|"
+    r"Set-ItemProperty|sc|ac|ni|ri|rm|del|erase|rd|rmdir|mv|move|cp|copy|cpi|mi|ren|iwr|curl|"
+    r"wget|git|meridian|python[0-9.]*|node|bash|sh|cmd)\b|>", re.IGNORECASE)
 
-def _targets(context: Located, *, removals: bool = False,
-             unresolved: list[str] | None = None) -> list[str]:
-    """The files the tool call writes (and, with ``removals``, deletes or moves away);
-    ``unresolved`` collects Bash targets and inline scripts that cannot be told."""
+
+@dataclass
+class Targets:
+    """What a tool call changes: paths as written (relative ones to ``cwd``), directories
+    written into with unknown members (``into``), and texts that cannot be read (a target
+    the shell expands, a glob, an inline script, a PowerShell command)."""
+
+    paths: list[str]
+    into: list[str]
+    unresolved: list[str]
+
+
+def _mcp_paths(value: Any, key: str = "", depth: int = 0) -> list[str]:
+    if depth > 6:
+        return []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _mcp_paths(v, str(k), depth + 1)]
+    if isinstance(value, list):
+        return [p for v in value[:200] for p in _mcp_paths(v, key, depth + 1)]
+    if isinstance(value, str) and value and PATH_KEY.search(key) and len(value) < 4096:
+        return [value.removeprefix("file://")]
+    return []
+
+
+def _targets(context: Located, *, removals: bool = False) -> Targets:
+    """The files the tool call writes (and, with ``removals``, deletes, moves away or
+    links to)."""
     tool = context.payload.get("tool_name")
     tool_input = context.payload.get("tool_input")
-    if not isinstance(tool_input, dict):
-        return []
+    found = Targets([], [], [])
+    if not isinstance(tool_input, dict) or not isinstance(tool, str):
+        return found
     if tool in FILE_TOOLS:
         value = tool_input.get(FILE_TOOLS[tool])
-        return [value] if isinstance(value, str) and value else []
-    if tool == "Bash":
+        found.paths = [value] if isinstance(value, str) and value else []
+    elif tool in ("Bash", "PowerShell"):
         command = tool_input.get("command")
         if isinstance(command, str):
-            from meridian.hooks.bash_writes import written_files
+            from meridian.hooks.bash_writes import STASH_MARK, written_files
 
-            return written_files(command, context.cwd, removals=removals,
-                                 unresolved=unresolved)
-    return []
+            written = written_files(command, context.cwd, removals=removals,
+                                    unresolved=found.unresolved)
+            for stash in [w for w in written if w.startswith(STASH_MARK)]:
+                written.remove(stash)
+                written += _stash_files(context, stash[len(STASH_MARK):])
+            found.into = [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
+            found.paths = [w for w in written if not (w.endswith("/") and len(w) > 1)]
+            if tool == "PowerShell" and POWERSHELL_WRITES.search(command):
+                found.unresolved.append(command)
+    elif tool.startswith("mcp__") and not READ_ONLY_MCP.search(tool.rsplit("__", 1)[-1]):
+        found.paths = _mcp_paths(tool_input)
+    return found
+
+
+def _stash_files(context: Located, ref: str) -> list[str]:
+    """The files ``git stash pop|apply REF`` would write (absolute), read from the stash."""
+    proc = gitio.git(["stash", "show", "--name-only", "--include-untracked", ref],
+                     context.root, check=False)
+    if proc.returncode != 0:
+        proc = gitio.git(["stash", "show", "--name-only", ref], context.root, check=False)
+    return [str(context.root / line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def _absolute(context: Located, target: str) -> Path:
+    path = Path(os.path.expanduser(target))
+    if not path.is_absolute():
+        path = context.cwd / path
+    return _real(path)
 
 
 def _in_repo(context: Located, target: str) -> str | None:
     """``target`` relative to the work tree ('/'-separated, "." for the root itself),
     None when it lies outside."""
-    path = Path(target)
-    if not path.is_absolute():
-        path = context.cwd / path
     try:
-        return path.resolve().relative_to(context.root.resolve()).as_posix()
+        return _absolute(context, target).relative_to(context.root).as_posix()
     except ValueError:
         return None
 
@@ -299,6 +442,82 @@ def is_harness_path(relative: str, harness_files: tuple[str, ...] = HARNESS_FILE
                for path in (*HARNESS_DIRS, *harness_files))
 
 
+@dataclass(frozen=True)
+class Harness:
+    """Every location whose change changes the harness, as absolute real paths with the
+    name a reason shows."""
+
+    locations: tuple[tuple[Path, str], ...]
+
+    def hit(self, path: Path, *, into: bool = False) -> str | None:
+        """The harness location ``path`` changes, or None. A path inside a location, the
+        location itself, or a directory holding it (removing or moving ``.claude``)
+        counts; writing unknown files ``into`` a directory counts when it holds a
+        location and is not the work tree root."""
+        for location, name in self.locations:
+            if path == location or location in path.parents:
+                return name if path == location else self._show(path, location, name)
+            if path in location.parents and not (into and path == self.root):
+                return self._show(path, location, name)
+        return None
+
+    @property
+    def root(self) -> Path:
+        return self.locations[0][0].parent
+
+    def _show(self, path: Path, location: Path, name: str) -> str:
+        for base, prefix in ((self.root, ""), (Path.home(), "~/")):
+            with contextlib.suppress(ValueError):
+                return prefix + (path.relative_to(base).as_posix() or ".")
+        return str(path)
+
+    def files(self) -> list[tuple[Path, str]]:
+        """The locations and, for directories, the files in them now (bounded)."""
+        out: list[tuple[Path, str]] = []
+        for location, name in self.locations:
+            out.append((location, name))
+            if location.is_dir() and not location.is_symlink():
+                for count, child in enumerate(location.rglob("*")):
+                    if count > 2000:
+                        break
+                    out.append((child, self._show(child, location, name)))
+        return out
+
+
+def _home_harness() -> list[tuple[Path, str]]:
+    """Claude Code's user settings (``disableAllHooks`` there switches every hook off) and
+    the user-level git config (a ``core.hooksPath`` there replaces Meridian's hooks)."""
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return [(_real(home / ".claude" / "settings.json"), "~/.claude/settings.json"),
+            (_real(home / ".claude" / "settings.local.json"), "~/.claude/settings.local.json"),
+            (_real(home / ".gitconfig"), "~/.gitconfig"),
+            (_real(xdg / "git" / "config"), "~/.config/git/config")]
+
+
+def harness_for(context: Located, config_files: tuple[str, ...], branch: str | None) -> Harness:
+    root = context.root
+    common = _real(gitio.common_dir(context.repo))
+    gitdir = _real(context.repo.path)
+    named = [(root / ".meridian", ".meridian"),
+             (root / ".claude" / "settings.json", ".claude/settings.json"),
+             (root / ".claude" / "settings.local.json", ".claude/settings.local.json")]
+    named += [(_real(root / f), f) for f in config_files]
+    show = "" if common == root / ".git" else f"{common}/"
+    named += [(common / "hooks", f"{show or '.git/'}hooks"),
+              (common / "meridian", f"{show or '.git/'}meridian"),
+              (common / "config", f"{show or '.git/'}config"),
+              (gitdir / "config.worktree", ".git/config.worktree"),
+              (common / "packed-refs", f"{show or '.git/'}packed-refs")]
+    if branch:
+        named.append((common / "refs" / "heads" / branch, f".git/refs/heads/{branch}"))
+    hooks_path = gitio.config_value(context.repo, "core.hooksPath")
+    if hooks_path:
+        named.append((_real(root / os.path.expanduser(hooks_path)), hooks_path))
+    # the root first: Harness.root reads it from the first location's parent
+    return Harness(((root / ".meridian", ".meridian"), *named[1:], *_home_harness()))
+
+
 def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ...]]:
     """(protection on, state branch, the config's own harness files) as far as the
     configuration can be read. Nothing that fails to load switches the protection off:
@@ -317,67 +536,149 @@ def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ..
         active = HARNESS_RULE not in disabled_mechanisms(context.root)
     except MeridianError:
         active = True
-    return active, project_branch(context.root), ()
+    try:
+        branch = project_branch(context.root)
+    except MeridianError:
+        branch = None
+    return active, branch, ()
 
 
-def _hook_bypasses(context: Located) -> list[str]:
+def _command(context: Located) -> str | None:
     tool_input = context.payload.get("tool_input")
-    if context.payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
-        return []
+    if context.payload.get("tool_name") not in ("Bash", "PowerShell") \
+            or not isinstance(tool_input, dict):
+        return None
     command = tool_input.get("command")
-    if not isinstance(command, str):
-        return []
-    from meridian.hooks.bash_writes import hook_bypasses
+    return command if isinstance(command, str) else None
 
-    return hook_bypasses(command)
+
+BYPASS_REASONS = {
+    "skip-hooks": ("would skip the git hooks that check your work. Run it without "
+                   "--no-verify / -n / core.hooksPath / GIT_CONFIG_* settings, and fix what the "
+                   "hook reports; if a hook is wrong, ask the user."),
+    "state-branch": ("would move, delete or force-push Meridian's state branch, the record of "
+                     "every gate verdict. Only Meridian writes it (meridian sync shares it); "
+                     "if it needs repair, ask the user."),
+    "uninstall": ("would remove Meridian's hooks. They are the user's to remove; if a hook "
+                  "is in your way, fix what it reports or ask the user."),
+    "approve": ("would approve a gate. Approval is a human's decision: ask the user to run "
+                "it."),
+}
+
+
+def _mentions(text: str, names: list[str]) -> str | None:
+    found = HARNESS_MENTION.search(text)
+    if found:
+        return found.group(0)
+    return next((name for name in names if name and name in text), None)
+
+
+def _glob_hits(harness: Harness, context: Located, pattern: str) -> list[str]:
+    """Harness files a glob target ("echo x > .merid*/gates.yaml", a ``find -name``
+    pattern) could match, now or once created."""
+    if any(c in pattern for c in "$`\n"):
+        return []
+    absolute = os.path.normpath(os.path.join(context.cwd, os.path.expanduser(pattern)))
+    return [name for path, name in harness.files()
+            if fnmatch.fnmatchcase(str(path), absolute)]
 
 
 def protect_harness(context: Located) -> Reply | None:
-    """Deny a change to Meridian's own configuration or Claude Code's settings, or a git
-    command that skips the hooks; None when the tool call does neither (or the rule is
-    retired)."""
-    bypasses = _hook_bypasses(context)
-    if bypasses:
-        active, branch, _ = _harness_settings(context)
-        if active:
-            reason = (f"Meridian: `{bypasses[0]}` would skip the git hooks that check your work. "
-                      "Run it without --no-verify / -n / core.hooksPath, and fix what the hook "
-                      "reports; if a hook is wrong, ask the user.")
-            _block(context, branch, reason, gate=None, files=[], event="PreToolUse",
-                   extra={"tool": "Bash", "rule": HARNESS_RULE, "command": bypasses[0]})
-            return Reply(stdout={"hookSpecificOutput": {
-                "hookEventName": "PreToolUse", "permissionDecision": "deny",
-                "permissionDecisionReason": reason}})
-    unresolved: list[str] = []
-    changed = [rel for target in _targets(context, removals=True, unresolved=unresolved)
-               if (rel := _in_repo(context, target)) is not None]
-    mentioned = [found.group(0) for text in unresolved
-                 if (found := HARNESS_MENTION.search(text))]
-    # A glob target ("echo x > .merid*/gates.yaml") is changed wherever it matches now.
-    changed += [rel for text in unresolved if not HARNESS_MENTION.search(text)
-                and "$" not in text and "`" not in text and "\n" not in text
-                for match in glob.glob(text, root_dir=context.cwd)
-                if (rel := _in_repo(context, match)) is not None]
-    if not changed and not mentioned:
+    """Deny a change to Meridian's own configuration, its hooks, Claude Code's settings or
+    the state branch, or a command that skips or removes the hooks; None when the tool
+    call does none of these (or the rule is retired)."""
+    command = _command(context)
+    settings: tuple[bool, str | None, tuple[str, ...]] | None = None
+
+    def read_settings() -> tuple[bool, str | None, tuple[str, ...]]:
+        nonlocal settings
+        if settings is None:
+            settings = _harness_settings(context)
+        return settings
+
+    if command is not None:
+        from meridian.hooks.bash_writes import hook_bypasses
+
+        branch = read_settings()[1] if "meridian" in command or "state" in command else None
+        bypasses = hook_bypasses(command, state_branch=branch or "meridian/state")
+        if bypasses and read_settings()[0]:
+            text, kind = bypasses[0]
+            reason = f"Meridian: `{text}` {BYPASS_REASONS[kind]}"
+            _block(context, read_settings()[1], reason, gate=None, files=[], event="PreToolUse",
+                   extra={"tool": str(context.payload.get("tool_name")), "rule": HARNESS_RULE,
+                          "command": text})
+            return deny(reason)
+    targets = _targets(context, removals=True)
+    if not (targets.paths or targets.into or targets.unresolved):
         return None
-    active, branch, config_files = _harness_settings(context)
-    # The config may keep its gate graph or rules file outside .meridian/: harness too.
-    harness = HARNESS_FILES + config_files
-    files = [rel for rel in dict.fromkeys(changed) if is_harness_path(rel, harness)]
-    files += [name for name in dict.fromkeys(mentioned) if name not in files]
-    if not files or not active:
+    active, branch, config_files = read_settings()
+    if not active:
+        return None
+    harness = harness_for(context, config_files, branch)
+    files = [hit for target in targets.paths
+             if (hit := harness.hit(_absolute(context, target))) is not None]
+    files += [hit for target in targets.into
+              if (hit := harness.hit(_absolute(context, target), into=True)) is not None]
+    unreadable: list[str] = []
+    for text in targets.unresolved:
+        globbed = _glob_hits(harness, context, text)
+        files += globbed
+        if not globbed and (named := _mentions(text, list(config_files))):
+            unreadable.append(named)
+    files = list(dict.fromkeys(files))
+    unreadable = [n for n in dict.fromkeys(unreadable) if n not in files]
+    if not files and not unreadable:
         return None
     tool = str(context.payload.get("tool_name"))
-    reason = (f"Meridian: {', '.join(files)} {'is' if len(files) == 1 else 'are'} part of "
-              "the harness that checks your work (Meridian's configuration, gates and rules, "
-              "its git hooks, and the Claude Code settings that run these hooks). These files "
-              "are human-owned: do not change them, by this tool or any other route. If a "
-              "change is needed, ask the user to make it.")
-    _block(context, branch, reason, gate=None, files=files, event="PreToolUse",
+    if files:
+        reason = (f"Meridian: {', '.join(files)} {'is' if len(files) == 1 else 'are'} part "
+                  "of the harness that checks your work (Meridian's configuration, gates and "
+                  "rules, its git hooks, and the Claude Code settings that run these hooks). "
+                  "These files are human-owned: do not change them, by this tool or any other "
+                  "route. If a change is needed, ask the user to make it.")
+    else:
+        reason = (f"Meridian: this command names {', '.join(unreadable)} (part of the harness "
+                  "that checks your work) in a form Meridian cannot read before it runs (a "
+                  "shell expansion, a glob, an inline script), so it is denied. The harness "
+                  "is human-owned: do not change it by any route; if you only meant to read "
+                  "it, use a plain command such as cat or git diff.")
+    _block(context, branch, reason, gate=None, files=files or unreadable, event="PreToolUse",
            extra={"tool": tool, "rule": HARNESS_RULE})
-    return Reply(stdout={"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecision": "deny",
-        "permissionDecisionReason": reason}})
+    return deny(reason)
+
+
+def _covering_gates(context: Context, relative: str, *, directory: bool = False) -> list[str]:
+    """Gates owning ``relative``; for a ``directory``, gates owning anything under it."""
+    from meridian.gates import globs
+
+    gates = list(context.facts.gates_for_path(relative))
+    if directory:
+        inside = relative.rstrip("/") + "/"
+        for gate in context.facts.gates:
+            if gate.id not in gates and any(
+                    globs.matches(g, inside + "x") or _literal(g).startswith(inside)
+                    for g in gate.artifacts):
+                gates.append(gate.id)
+    return gates
+
+
+def _literal(pattern: str) -> str:
+    """The part of an artifact glob before its first wildcard ("api/" of "api/**")."""
+    found = re.search(r"[*?\[]", pattern)
+    return pattern if found is None else pattern[:found.start()]
+
+
+def _named_paths(context: Context, text: str) -> list[tuple[str, str]]:
+    """(gate, literal path) for every gate whose artifact path is named in ``text``."""
+    out = []
+    for gate in context.facts.gates:
+        for pattern in gate.artifacts:
+            literal = _literal(pattern).removeprefix("./")
+            if len(literal) < 2 or literal in ("/", "."):
+                continue
+            if re.search(r"(?<![\w.-])" + re.escape(literal), text):
+                out.append((gate.id, literal))
+    return out
 
 
 def pre_tool_use(context: Context) -> Reply:
@@ -385,31 +686,57 @@ def pre_tool_use(context: Context) -> Reply:
             or not _has_state(context):
         return ALLOW
     paths: list[str] = []
-    for target in _targets(context):
+    owners: dict[str, list[str]] = {}  # directories written into, members unknown
+    targets = _targets(context)
+    for target in targets.paths:
         relative = _repo_relative(context, target)
         if relative is not None and context.facts.gates_for_path(relative):
             paths.append(relative)
-    if not paths:
+    for target in targets.into:
+        relative = _repo_relative(context, target)
+        if relative is not None:
+            for gate in _covering_gates(context, relative, directory=True):
+                owners.setdefault(gate, []).append(relative)
+    unreadable: dict[str, list[str]] = {}
+    for text in targets.unresolved:
+        for gate, literal in _named_paths(context, text):
+            unreadable.setdefault(gate, []).append(literal)
+    if not paths and not owners and not unreadable:
         return ALLOW
-    from meridian.hooks.gate_view import path_decisions
+    from meridian.hooks.gate_view import locked_gates, path_decisions
     from meridian.hooks.precommit import need_step
 
     # The shared-file rule (gate_view.decide_path): refused only when every owner is locked.
     refused = [d for d in path_decisions(context.repo, context.facts, paths) if not d.allowed]
-    if not refused:
+    for decision in refused:
+        owners.setdefault(next(iter(decision.unmet)), []).append(decision.path)
+    locked = {gate: unmet for d in refused for gate, unmet in d.unmet.items()}
+    # Unknown files in a directory, or a path named in an unreadable command: any locked
+    # gate among their owners refuses (which of its files they are cannot be told).
+    others = [g for g in {**owners, **unreadable} if g not in locked]
+    if others:
+        locked.update(locked_gates(context.repo, context.facts, others))
+    locked = {g: u for g, u in locked.items() if g in owners or g in unreadable}
+    if not locked:
         return ALLOW
-    gate, unmet = next(iter(refused[0].unmet.items()))
-    files = [d.path for d in refused if next(iter(d.unmet)) == gate]
+    gate, unmet = next(iter(locked.items()))
     unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
-    reason = (f"Meridian: {', '.join(files)} belongs to gate {gate}, which is locked: its needs "
-              f"have not passed: {unmet_text}. Do not write it now, nor by another route; "
-              f"{need_step(*unmet[0])}.")
+    if gate in owners:
+        files = list(dict.fromkeys(owners[gate]))
+        reason = (f"Meridian: {', '.join(files)} belongs to gate {gate}, which is locked: its "
+                  f"needs have not passed: {unmet_text}. Do not write it now, nor by another "
+                  f"route; {need_step(*unmet[0])}.")
+    else:
+        files = list(dict.fromkeys(unreadable[gate]))
+        reason = (f"Meridian: this command names {', '.join(files)} (files of gate {gate}, "
+                  f"which is locked: its needs have not passed: {unmet_text}) in a form "
+                  "Meridian cannot read before it runs (a shell expansion, a glob, an inline "
+                  f"script), so it is denied. Do not write those files now; "
+                  f"{need_step(*unmet[0])}.")
     tool = str(context.payload.get("tool_name"))
     _block(context, context.facts.branch, reason, gate=gate, files=files, event="PreToolUse",
            extra={"tool": tool})
-    return Reply(stdout={"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecision": "deny",
-        "permissionDecisionReason": reason}})
+    return deny(reason)
 
 
 # --- Stop / SubagentStop ------------------------------------------------------------------

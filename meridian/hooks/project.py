@@ -72,9 +72,17 @@ class ProjectFacts:
 
 
 def _digest(path: Path) -> str | None:
+    """sha256 of the file's bytes; None when absent; ConfigError for a FIFO, a device or
+    an oversized file (so a hook refuses instead of hanging on it)."""
+    from meridian.userfiles import read_bounded
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_bounded(path)).hexdigest()
     except FileNotFoundError:
+        if os.path.lexists(path):
+            from meridian.userfiles import present
+
+            present(path)  # raises: a dangling symlink is not "no file"
         return None
 
 
@@ -130,13 +138,14 @@ def check_project(root: Path) -> tuple[ProjectFacts, str, str]:
     """Validate config, gate graph and rules now; ConfigError names the file and line."""
     from meridian.config import load_config
     from meridian.rules import disabled_mechanisms, load_rules
+    from meridian.userfiles import present
 
     config = load_config(root)
     facts = ProjectFacts(
         root=root, branch=config.branch,
         block_stale_on_push=config.hooks.block_stale_on_push,
         claude_stop_retry_cap=config.hooks.claude_stop_retry_cap,
-        has_graph=(root / config.paths.gates).is_file(),
+        has_graph=present(root / config.paths.gates),
     )
     if facts.has_graph:
         from meridian.gates.graph import load_graph

@@ -116,3 +116,51 @@ class NaNAgent:
     def run(self, task: Task) -> dict[str, object]:
         answer = float("nan") if task.id == "nan" else task.metadata.get("answer", "42")
         return {"task_id": task.id, "final_output": answer, "completed": True}
+
+
+class RaisingAgent:
+    """Raises on every task: a broken candidate."""
+
+    name = "raising"
+    version = "1"
+
+    def run(self, task: Task) -> Trajectory:
+        raise RuntimeError(f"crashed on {task.id}")
+
+
+class BadReturnAgent:
+    """Returns something that is not a trajectory."""
+
+    name = "bad-return"
+    version = "1"
+
+    def run(self, task: Task) -> object:
+        return "the answer is 42"
+
+
+class LyingLatencyAgent:
+    """Sleeps ``metadata.seconds`` and then claims to have taken a millisecond."""
+
+    name = "liar"
+    version = "1"
+
+    def run(self, task: Task) -> Trajectory:
+        time.sleep(float(str(task.metadata.get("seconds", 0.3))))
+        return Trajectory(task_id=task.id, final_output=task.metadata.get("answer", "42"),
+                          completed=True, latency_s=0.001)
+
+
+class AsyncSleepAgent:
+    """``async def run``: awaits ``metadata.seconds`` (an API call stand-in), then answers."""
+
+    name = "async-sleeper"
+    version = "1"
+
+    async def run(self, task: Task) -> Trajectory:
+        import asyncio
+
+        await asyncio.sleep(float(str(task.metadata.get("seconds", 0.2))))
+        if task.metadata.get("behavior") == "raise":
+            raise ValueError("async agent broke")
+        return Trajectory(task_id=task.id, final_output=task.metadata.get("answer", "42"),
+                          completed=True)

@@ -248,7 +248,7 @@ def test_all_pass_to_all_fail_regresses_at_any_epoch_count(epochs: int) -> None:
 @pytest.mark.parametrize(("baseline", "candidate", "label"), [
     (["pass"] * 5, ["fail"], "regression"),  # 5/5 -> 0/1: rule 1, whatever p
     (["pass"], ["fail"] * 5, "regression"),
-    (["pass"] * 4 + ["fail"], ["fail"], "flaky"),  # 4/5 -> 0/1: Fisher p = 0.167
+    (["pass"] * 4 + ["fail"], ["fail"], "flaky"),  # 4/5 -> 0/1: Fisher p = 0.333
     (["pass", "pass", "fail"], ["fail", "fail"], "flaky"),  # mixed: exact test, p = 0.3
     (["pass"] * 5, ["pass", "fail", "fail", "fail", "fail"], "regression"),  # p = 0.024
     (["pass", "fail"], ["pass", "fail", "pass"], "flaky"),

@@ -78,10 +78,11 @@ def test_adding_a_grader_is_one_decorated_function(scratch_registry: None) -> No
 
 @pytest.mark.parametrize(("name", "args", "message"), [
     ("numeric_tolerance", {"rell": 0.1},
-     "grader 'numeric_tolerance' has no argument 'rell' (accepted: abs, rel)"),
+     "grader 'numeric_tolerance' has no argument 'rell' (accepted: abs, pick, rel)"),
     ("numeric_tolerance", {"rel": "small"},
      "grader 'numeric_tolerance' argument 'rel': input should be a valid number, got 'small'"),
-    ("regex_match", {}, "grader 'regex_match' requires argument 'pattern'"),
+    ("regex_match", {"flags": "ix"},
+     "grader 'regex_match' argument 'flags': unknown regex flag(s) 'x' (known: i, m, s), got 'ix'"),
     ("regex_match", {"pattern": "("},
      ("grader 'regex_match' argument 'pattern': invalid regular expression: "
       "missing ), unterminated subpattern at position 0, got '('")),
@@ -177,7 +178,7 @@ def test_final_answer_graders_fail_an_empty_trajectory_cleanly() -> None:
 
 @pytest.mark.parametrize(("text", "number"), [
     ("42", 42.0), ("The answer is 42.", 42.0), ("1,234,567.5", 1234567.5), ("-3.5e2", -350.0),
-    ("\u22127", -7.0), ("2 + 2 = 4", 4.0), (".5", 0.5), ("costs $1,200 total", 1200.0),
+    ("\u22127", -7.0), ("2 + 2 = 4", 2.0), ("42 (that is 6 * 7)", 42.0), (".5", 0.5), ("costs $1,200 total", 1200.0),
     (7, 7.0), (2.5, 2.5),
 ])
 def test_parse_number_finds_the_stated_number(text: Any, number: float) -> None:
@@ -197,7 +198,17 @@ def test_numeric_tolerance_relative_absolute_and_default() -> None:
     assert run("numeric_tolerance", task, trajectory(output="100.5"), abs=0.5).passed
     assert not run("numeric_tolerance", task, trajectory(output="102"), rel=0.01, abs=1.0).passed
     score = run("numeric_tolerance", task, trajectory(output="about 102"), rel=0.01, abs=1.5)
-    assert score.detail == "got 102, expected 100, |diff| 2 > tolerance 1.5"
+    assert score.detail == "read 102, expected 100, |diff| 2 > tolerance 1.5"
+
+
+def test_numeric_tolerance_reads_the_first_number_unless_told_last() -> None:
+    task = make_task(expected=42)
+    score = run("numeric_tolerance", task, trajectory(output="42 (that is 6 * 7)"))
+    assert score.passed and score.detail.startswith("read 42 (first of 3 numbers)")
+    assert score.metadata["read"] == 42.0 and score.metadata["pick"] == "first"
+    assert not run("numeric_tolerance", task, trajectory(output="42 (that is 6 * 7)"),
+                   pick="last").passed
+    assert run("numeric_tolerance", task, trajectory(output="6 * 7 = 42"), pick="last").passed
 
 
 def test_numeric_tolerance_zero_expected_with_relative_tolerance() -> None:
@@ -303,11 +314,20 @@ def test_step_efficiency_against_reference_with_slack() -> None:
     assert (score.passed, score.value, score.detail) == (False, 0.4, "5 step(s), reference 2")
     assert run("step_efficiency", task, five, slack=3).passed
     assert run("step_efficiency", task, trajectory(tool(0, "a"), tool(1, "b"))).value == 1.0
+    # A float slack is caliper's multiplier: 2 x 2.5 = 5 steps allowed, 2 x 1.5 = 3 not.
+    assert run("step_efficiency", task, five, slack=2.5).passed
+    score = run("step_efficiency", task, five, slack=1.5)
+    assert (score.passed, score.detail) == (False, "5 step(s), reference 2 x slack 1.5")
+    assert run("step_efficiency", make_task(), five, reference_steps=5).passed
+    llm_only = trajectory(tool(0, "plan", kind="llm"), *[tool(i, "c") for i in range(1, 3)])
+    assert run("step_efficiency", task, llm_only, kinds=["tool"]).passed
 
 
-def test_step_efficiency_empty_trajectory_and_zero_reference() -> None:
+def test_step_efficiency_empty_trajectory_fails_and_zero_reference() -> None:
+    score = run("step_efficiency", make_task(reference_steps=2), EMPTY)
+    assert (score.passed, score.value, score.detail) == (False, 0.0, "no steps recorded (reference 2)")
     score = run("step_efficiency", make_task(reference_steps=0), EMPTY)
-    assert (score.passed, score.value, score.detail) == (True, 1.0, "0 step(s), reference 0 (no steps recorded)")
+    assert not score.passed
     score = run("step_efficiency", make_task(reference_steps=0), trajectory(tool(0, "a")))
     assert (score.passed, score.value) == (False, 0.0)
 
@@ -319,21 +339,27 @@ def test_tool_choice_precision_and_recall() -> None:
     task = make_task(expected_tools=["lookup", "string_op"])
     score = run("tool_choice_precision", task,
                 trajectory(tool(0, "lookup"), tool(1, "lookup"), tool(2, "string_op")))
-    assert score.detail == ("precision 0.67 (2/3), recall 1.00 (2/2); unexpected lookupx1")
-    assert not score.passed
+    # A retried right tool is not a wrong choice: distinct tools are judged.
+    assert score.detail == "precision 1.00 (2/2 distinct tools), recall 1.00 (2/2)"
+    assert score.passed
+    wrong = run("tool_choice_precision", task,
+                trajectory(tool(0, "lookup"), tool(1, "search"), tool(2, "string_op")))
+    assert wrong.detail == "precision 0.67 (2/3 distinct tools), recall 1.00 (2/2); unexpected search"
+    assert not wrong.passed
     assert run("tool_choice_precision", task,
-               trajectory(tool(0, "lookup"), tool(1, "lookup"), tool(2, "string_op")),
+               trajectory(tool(0, "lookup"), tool(1, "search"), tool(2, "string_op")),
                min_precision=0.6).passed
     recall = run("tool_choice_precision", task, trajectory(tool(0, "lookup")))
-    assert recall.detail == "precision 1.00 (1/1), recall 0.50 (1/2); not called string_opx1"
+    assert recall.detail == "precision 1.00 (1/1 distinct tools), recall 0.50 (1/2); not called string_op"
+    assert not recall.passed
+    assert run("tool_choice_precision", task, trajectory(tool(0, "lookup")), require_recall=False).passed
 
 
-def test_tool_choice_precision_matches_one_to_one_not_greedily() -> None:
-    # Three calls to lookup match only the two expected lookups, never a third use.
+def test_tool_choice_precision_judges_the_set_of_tools() -> None:
     task = make_task(expected_tools=["lookup", "lookup", "calculator"])
     steps = [tool(0, "lookup"), tool(1, "lookup"), tool(2, "lookup"), tool(3, "calculator")]
     score = run("tool_choice_precision", task, trajectory(*steps))
-    assert score.detail.startswith("precision 0.75 (3/4), recall 1.00 (3/3)")
+    assert score.detail.startswith("precision 1.00 (2/2 distinct tools), recall 1.00 (2/2)")
     # Order does not matter, and llm steps are not tool calls.
     steps = [tool(0, "plan", kind="llm"), tool(1, "calculator"), tool(2, "lookup"), tool(3, "lookup")]
     assert run("tool_choice_precision", task, trajectory(*steps)).value == 1.0
@@ -342,7 +368,7 @@ def test_tool_choice_precision_matches_one_to_one_not_greedily() -> None:
 def test_tool_choice_precision_zero_denominators() -> None:
     score = run("tool_choice_precision", make_task(expected_tools=["lookup"]), EMPTY)
     assert (score.passed, score.value) == (False, 0.0)
-    assert score.detail == "precision 1.00 (0/0), recall 0.00 (0/1); not called lookupx1; no tool calls"
+    assert score.detail == "precision 0.00 (0/0 distinct tools), recall 0.00 (0/1); not called lookup; no tool calls"
     score = run("tool_choice_precision", make_task(), EMPTY)
     assert (score.passed, score.value) == (True, 1.0)
 
@@ -365,8 +391,16 @@ def test_no_redundant_calls_flags_same_tool_same_arguments() -> None:
              tool(2, "lookup", {"x": 1, "y": 2})]
     score = run("no_redundant_calls", make_task(), trajectory(*steps))
     assert (score.passed, score.value) == (False, pytest.approx(2 / 3))
-    assert score.detail == '1 redundant of 3 tool call(s): #1 calculator({"x":1,"y":2})'
+    assert score.detail == '1 redundant of 3 call(s): #1 calculator({"x":1,"y":2})'
     assert run("no_redundant_calls", make_task(), trajectory(*steps), max_redundant=1).passed
+    assert run("no_redundant_calls", make_task(), trajectory(*steps), allow=1).passed
+
+
+def test_no_redundant_calls_covers_retrieval_steps() -> None:
+    steps = [tool(0, "kb", {"q": "x"}, kind="retrieval"), tool(1, "kb", {"q": "x"}, kind="retrieval")]
+    score = run("no_redundant_calls", make_task(), trajectory(*steps))
+    assert not score.passed and score.detail.startswith("1 redundant of 2 call(s)")
+    assert run("no_redundant_calls", make_task(), trajectory(*steps), kinds=["tool"]).passed
 
 
 def test_no_redundant_calls_allows_a_retry_after_an_error() -> None:
@@ -377,7 +411,8 @@ def test_no_redundant_calls_allows_a_retry_after_an_error() -> None:
 
 def test_no_redundant_calls_empty_trajectory_is_vacuous() -> None:
     score = run("no_redundant_calls", make_task(), EMPTY)
-    assert (score.passed, score.value, score.detail) == (True, 1.0, "no tool calls (vacuous pass)")
+    assert (score.passed, score.value, score.detail) == (True, 1.0,
+                                                         "no tool/retrieval calls (vacuous pass)")
 
 
 # ------------------------------------------------------------------ recovered_from_error

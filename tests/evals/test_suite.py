@@ -105,7 +105,7 @@ def test_select_by_tag_limit_and_offline() -> None:
      "tool_choice_precision)")),
     (GOOD.replace("{slack: 1}", "{slak: 1}"),
      ("suite.yaml:14: task 'reverse': grader[2]: grader 'step_efficiency' has no argument 'slak' "
-     "(accepted: slack)")),
+     "(accepted: kinds, reference_steps, slack)")),
     (GOOD.replace("{case_sensitive: true}", "{case_sensitive: maybe}"),
      ("suite.yaml:12: task 'reverse': grader[0]: grader 'exact_match' argument 'case_sensitive': "
      "input should be a valid boolean, got 'maybe'")),

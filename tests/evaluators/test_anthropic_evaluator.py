@@ -146,6 +146,7 @@ def test_failing_checks_fail_the_gate_whatever_the_model_says(monkeypatch: pytes
     settings = EvaluatorSettings(anthropic=AnthropicSettings(model="claude-opus-4-6"))
     verdict = evaluate(bundle, settings, http_client=api.client())
     assert verdict.evaluator == "anthropic:claude-opus-4-6"
+    assert verdict.summary.endswith("[auto: ANTHROPIC_API_KEY is set]")  # says why
     assert "sk-ant-from-env" in api_key_sent(api)
     assert not verdict.passed
     assert [(i.check, i.message) for i in verdict.blocking() if i.severity == "high"] == [

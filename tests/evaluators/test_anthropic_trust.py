@@ -75,6 +75,15 @@ def test_an_environment_base_url_is_refused_unless_the_config_opts_in(
     assert assessment.identity.endpoint == "http://127.0.0.1:10"
 
 
+def test_headers_from_the_environment_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "anthropic-beta: something\nx-review: pass")
+    api = FakeAPI(ok)
+    with pytest.raises(EvaluatorUnavailable) as err:
+        evaluator(api).assess(make_bundle())
+    assert err.value.reason.startswith("ANTHROPIC_CUSTOM_HEADERS is set in the environment")
+    assert api.requests == []
+
+
 # --- framing -----------------------------------------------------------------------------
 
 BREAKOUTS = [
@@ -155,7 +164,7 @@ def test_a_planted_key_never_reaches_the_request_body() -> None:
         checks=[CheckResult(command="pytest -q", exit_code=1,
                             output=f"E   AssertionError: token {GITHUB_TOKEN} != {ANTHROPIC_KEY}")],
         diff=f"--- /dev/null\n+++ b/.env\n@@ -0,0 +1,1 @@\n+ANTHROPIC_API_KEY={ANTHROPIC_KEY}\n",
-        notes=[f"leaked {AWS_KEY_ID}"])
+        notes=[f"leaked {AWS_KEY_ID}", f"leaked {AWS_SECRET}"])
     api = FakeAPI(ok)
     evaluator(api).assess(bundle)
     sent = json.dumps(api.requests)

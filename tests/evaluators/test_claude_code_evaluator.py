@@ -41,7 +41,9 @@ FAKE = textwrap.dedent('''\
         sys.exit(0)
     stdin = sys.stdin.read()
     with open(os.path.join(here, "calls.jsonl"), "a") as log:
-        log.write(json.dumps({{"argv": sys.argv[1:], "stdin": stdin}}) + "\\n")
+        log.write(json.dumps({{"argv": sys.argv[1:], "stdin": stdin,
+                               "no_claude_md": os.environ.get("CLAUDE_CODE_DISABLE_CLAUDE_MDS")}})
+                  + "\\n")
     mode = open(os.path.join(here, "mode")).read().strip()
     verdict = open(os.path.join(here, "verdict.json")).read()
     base = {{"type": "result", "duration_ms": 8123, "duration_api_ms": 7001, "num_turns": 3,
@@ -118,6 +120,8 @@ def test_a_review_runs_read_only_in_a_fresh_session_and_records_its_cost(fake_cl
     assert argv[argv.index("--allowedTools") + 1] == "Read,Grep,Glob"
     assert "Bash" in argv[argv.index("--disallowedTools") + 1].split(",")
     assert argv[argv.index("--permission-mode") + 1] == "plan"
+    assert json.loads(argv[argv.index("--settings") + 1]) == {"disableAllHooks": True}
+    assert call["no_claude_md"] == "1"
     assert "Your job is to find what is wrong with it" in argv[argv.index("--system-prompt") + 1]
     assert "    4| def total(prices: list[float], discount: float = 0.0) -> float:" \
         in call["stdin"]

@@ -96,6 +96,8 @@ def test_a_passing_verdict_from_claude_passes_the_gate(docs_gate, messages_api, 
     # status and why show who answered.
     status = json.loads(cli("status", "--json").out)["gates"][0]
     assert status["identity"]["endpoint"] == messages_api.url
+    assert f"  docs: verdict by anthropic at {messages_api.url} answered by claude-sonnet-4-6 " \
+        in cli("status").out
     why = cli("why", "docs").out
     assert f"at {messages_api.url} answered by claude-sonnet-4-6 message " \
            "msg_01XFDUDYJgAACzvnptvVoYEL request req_fake_1" in why
@@ -181,3 +183,51 @@ def test_an_endpoint_from_the_agents_environment_is_refused(docs_gate, messages_
     assert _state(cli) == ["1", "docs", "in_progress"]
     assert events("gate.evaluator_unavailable")[-1].data["reason"].startswith(
         "ANTHROPIC_BASE_URL is set in the environment")
+
+
+def _reviewer(body: dict[str, Any]) -> Reply:
+    """Reports the stub when its request shows it, finds nothing otherwise."""
+    text = "".join(block["text"] for block in body["messages"][0]["content"])
+    if "raise NotImplementedError" in text:
+        return _ok(dict(GOOD, issues=[{"severity": "high", "file": "src/gen/m49.py",
+                                       "line": None, "message": "finish() is a stub"}]))
+    return _ok(GOOD)
+
+
+@pytest.mark.parametrize(("max_requests", "stub_found"), [(40, True), (2, False)])
+def test_a_stub_at_the_end_of_the_largest_of_50_files_is_found_or_the_gate_cannot_pass(
+        project, write_gates, messages_api, cli, events, max_requests, stub_found) -> None:
+    write(project, ".meridian/config.yaml", f"""
+        evaluator:
+          kind: anthropic
+          anthropic: {{model: claude-haiku-4-5, base_url: "{messages_api.url}",
+                       max_bundle_chars: 40000, max_requests: {max_requests}}}
+    """)
+    write_gates("""
+        gates:
+          - id: gen
+            acceptance: every generated function is implemented.
+            artifacts: ["src/gen/*.py"]
+    """)
+    for n in range(50):
+        rows = 200 if n == 49 else 100
+        body = "".join(f"def f_{n}_{i}(x):\n    return x * {i}\n" for i in range(rows))
+        if n == 49:
+            body += "def finish(x):\n    raise NotImplementedError\n"
+        write(project, f"src/gen/m{n:02d}.py", body)
+    messages_api.answer(_reviewer)
+    assert cli("gate", "start", "gen").code == 0
+    result = cli("gate", "submit", "gen")
+    assert result.code == 2, result
+    failed = events("gate.failed")[-1].data
+    coverage = failed["coverage"]
+    if stub_found:
+        assert len(messages_api.requests) > 5
+        assert coverage["changed_lines_seen"] == coverage["changed_lines_total"] > 10_000
+        assert "finish() is a stub" in result.out
+    else:
+        assert len(messages_api.requests) == 2
+        assert coverage["changed_lines_seen"] < coverage["changed_lines_total"]
+        assert "the evaluator did not see all of the evidence" in result.out
+    # The offline scan's finding is there whichever the model saw.
+    assert "src/gen/m49.py" in result.out

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,15 +31,28 @@ def _command(root: Path, event: str) -> str:
     return command
 
 
+def claude_env(root: Path, project_dir: Path | None = None) -> dict[str, str]:
+    """The environment Claude Code gives a hook: its own, the ``env`` of the project's
+    settings files, and ``CLAUDE_PROJECT_DIR``."""
+    env = dict(os.environ)
+    for name in ("settings.json", "settings.local.json"):
+        path = root / ".claude" / name
+        if path.exists():
+            env.update(json.loads(path.read_text()).get("env", {}))
+    env["CLAUDE_PROJECT_DIR"] = str(project_dir or root)
+    return env
+
+
 def claude(root: Path, event: str, payload: dict[str, Any] | str, *,
-           cwd: Path | None = None) -> Proc:
+           cwd: Path | None = None, env: dict[str, str] | None = None) -> Proc:
     """Run the hook as Claude Code does: the settings' command string through a shell."""
     if isinstance(payload, dict):
         payload = json.dumps({"session_id": "sess-1", "transcript_path": "/dev/null",
                               "cwd": str(cwd or root), "hook_event_name": event,
                               "permission_mode": "default", **payload})
     proc = subprocess.run(_command(root, event), shell=True, input=payload, cwd=cwd or root,
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False,
+                          env=claude_env(root) if env is None else env, timeout=60)
     return Proc(proc)
 
 
@@ -79,9 +94,11 @@ def test_init_claude_merges_without_clobbering_and_is_idempotent(project: Path,
     assert merged["permissions"] == user["permissions"]
     assert merged["hooks"]["Notification"] == user["hooks"]["Notification"]
     assert merged["hooks"]["PreToolUse"][0] == user["hooks"]["PreToolUse"][0]
-    assert merged["hooks"]["PreToolUse"][1]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
+    assert merged["hooks"]["PreToolUse"][1]["matcher"] == \
+        "^(Write|Edit|NotebookEdit|Bash|PowerShell|mcp__.*)$"
     for event in ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd"):
-        assert _command(project, event).endswith(f" -m meridian hook claude {event}")
+        assert _command(project, event).startswith(f": meridian hook claude {event}; ")
+        assert sys.executable not in _command(project, event)  # portable: no machine path
     text = settings.read_text()
     again = cli("init", "--no-hooks", "--claude")
     assert "  kept .claude/settings.json (Meridian's Claude Code hooks already present)" in \
@@ -89,8 +106,8 @@ def test_init_claude_merges_without_clobbering_and_is_idempotent(project: Path,
     assert settings.read_text() == text
 
 
-def test_a_moved_interpreter_is_updated_in_place(claude_project: Path,
-                                                 cli: Callable[..., Proc]) -> None:
+def test_an_old_machine_specific_command_is_updated_in_place(claude_project: Path,
+                                                             cli: Callable[..., Proc]) -> None:
     settings = claude_project / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
     data["hooks"]["Stop"][0]["hooks"][0]["command"] = "/old/python -m meridian hook claude Stop"
@@ -172,7 +189,7 @@ def test_bash_commands_that_write_a_locked_gate_file_are_denied(claude_project: 
 
 
 @pytest.mark.parametrize("command", ["ls api", "cat api/app.py", "echo hi > /dev/null",
-                                     "python -c 'open(\"api/x\", \"w\")'", "echo $X > api/$F"])
+                                     "python -c 'print(1)'", "echo $X > build/$F"])
 def test_bash_commands_that_cannot_be_told_to_write_are_allowed(claude_project: Path,
                                                                 command: str) -> None:
     result = claude(claude_project, "PreToolUse",
@@ -180,23 +197,29 @@ def test_bash_commands_that_cannot_be_told_to_write_are_allowed(claude_project: 
     assert (result.code, result.out, result.err) == (0, "", "")
 
 
-def test_a_malformed_payload_does_not_brick_the_agent(claude_project: Path) -> None:
-    for event in ("PreToolUse", "Stop", "SessionStart"):
+def test_a_malformed_payload_is_denied_for_pretooluse_and_reported_otherwise(
+        claude_project: Path) -> None:
+    for event in ("Stop", "SessionStart", "SubagentStop"):
         result = claude(claude_project, event, "{not json")
         assert result.code == 1 and result.out == ""
-        assert result.err.startswith(f"meridian: ignoring a Claude Code {event} payload that is "
-                                     "not JSON (")
-        assert result.err.endswith("(not blocking)\n")
+        assert result.err.startswith(f"meridian: the Claude Code {event} payload is not JSON (")
+        assert result.err.endswith("(not blocking)\n") and result.err.count("\n") == 1
     result = claude(claude_project, "Stop", "[1, 2]")
     assert (result.code, result.out) == (1, "")
-    assert result.err == ("meridian: ignoring a Claude Code Stop payload that is not a JSON "
-                          "object (not blocking)\n")
+    assert result.err == ("meridian: the Claude Code Stop payload is not a JSON object "
+                          "(not blocking)\n")
+    decision = _decision(claude(claude_project, "PreToolUse", "{not json"))
+    assert decision["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert decision["hookSpecificOutput"]["permissionDecisionReason"].startswith(
+        "Meridian could not check this tool call, so it is denied: the Claude Code PreToolUse "
+        "payload is not JSON (")
 
 
 def test_outside_a_repository_everything_is_allowed(claude_project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "scratch"
     outside.mkdir()
-    result = claude(claude_project, "PreToolUse", _write_payload(outside, "a.py"), cwd=outside)
+    result = claude(claude_project, "PreToolUse", _write_payload(outside, "a.py"), cwd=outside,
+                    env={**claude_env(claude_project), "CLAUDE_PROJECT_DIR": str(outside)})
     assert (result.code, result.out, result.err) == (0, "", "")
 
 
@@ -250,15 +273,11 @@ def test_the_agent_may_not_change_the_harness(claude_project: Path, tool: str, p
     ("meridian rules retire no-stub-code --reason 'in the way'", [".meridian/rules.yaml"]),
     ("bash -c 'cp evil.sh .git/hooks/pre-commit'", [".git/hooks/pre-commit"]),
     ("touch .meridian/a .claude/settings.json", [".meridian/a", ".claude/settings.json"]),
-    # targets the shell expands, and inline scripts, are judged by the harness they name
-    ("echo x > $(pwd)/.meridian/gates.yaml", [".meridian"]),
-    ('echo x > "$PWD/.meridian/gates.yaml"', [".meridian"]),
+    # targets the shell expands as Meridian can: $PWD, globs
+    ('echo x > "$PWD/.meridian/gates.yaml"', [".meridian/gates.yaml"]),
     ("echo x > .merid*/gates.yaml", [".meridian/gates.yaml"]),
-    ("python - <<'EOF'\nopen('.meridian/gates.yaml', 'w').write('')\nEOF", [".meridian"]),
-    ("python3 -c \"open('.git/hooks/pre-commit', 'w')\"", [".git/hooks"]),
-    # a hook made non-executable, or git pointed at other hooks, no longer runs
+    # a hook made non-executable no longer runs
     ("chmod -x .git/hooks/pre-commit", [".git/hooks/pre-commit"]),
-    ("git config core.hooksPath /dev/null", [".git/config"]),
     ("git checkout HEAD~1 -- .meridian/gates.yaml", [".meridian/gates.yaml"]),
     ("git restore --source=HEAD~1 .meridian", [".meridian"]),
 ])
@@ -266,6 +285,26 @@ def test_bash_changes_to_the_harness_are_denied(claude_project: Path, command: s
                                                 files: list[str]) -> None:
     _denied_harness(claude(claude_project, "PreToolUse",
                            {"tool_name": "Bash", "tool_input": {"command": command}}), *files)
+
+
+UNREADABLE_REASON = (
+    "Meridian: this command names {name} (part of the harness that checks your work) in a "
+    "form Meridian cannot read before it runs (a shell expansion, a glob, an inline script), "
+    "so it is denied. The harness is human-owned: do not change it by any route; if you only "
+    "meant to read it, use a plain command such as cat or git diff.")
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    ("echo x > $(pwd)/.meridian/gates.yaml", ".meridian"),
+    ("python - <<'EOF'\nopen('.meridian/gates.yaml', 'w').write('')\nEOF", ".meridian"),
+    ("python3 -c \"open('.git/hooks/pre-commit', 'w')\"", ".git/hooks"),
+])
+def test_unreadable_commands_naming_the_harness_are_denied(claude_project: Path, command: str,
+                                                           name: str) -> None:
+    assert _decision(claude(claude_project, "PreToolUse",
+                            {"tool_name": "Bash", "tool_input": {"command": command}})) == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": UNREADABLE_REASON.format(name=name)}}
 
 
 @pytest.mark.parametrize("command", [
@@ -285,10 +324,11 @@ def test_reading_the_harness_and_writing_elsewhere_is_allowed(claude_project: Pa
 
 def test_the_harness_stays_protected_when_the_gate_graph_is_broken(claude_project: Path) -> None:
     (claude_project / ".meridian" / "gates.yaml").write_text("gates: [\n")
-    # An ordinary write cannot be judged against a broken graph (a non-blocking error)...
-    result = claude(claude_project, "PreToolUse", _write_payload(claude_project, "api/app.py"))
-    assert result.code == 1 and result.out == ""
-    assert result.err.startswith("meridian: PreToolUse hook could not decide: ")
+    # An ordinary write cannot be judged against a broken graph: denied, saying why...
+    reason = _decision(claude(claude_project, "PreToolUse", _write_payload(
+        claude_project, "api/app.py")))["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("Meridian could not check this tool call, so it is denied: "
+                             "PreToolUse hook could not decide: .meridian/gates.yaml:2: ")
     # ...but the graph itself, and the rest of the harness, stay the human's.
     _denied_harness(claude(claude_project, "PreToolUse",
                            _write_payload(claude_project, ".meridian/gates.yaml")),
@@ -332,12 +372,13 @@ def test_a_human_can_retire_the_protection(claude_project: Path,
                     _write_payload(claude_project, ".meridian/gates.yaml"))
     assert (result.code, result.out, result.err) == (0, "", "")
     # With the gate graph broken the rule is read from the rules file alone: still retired,
-    # so no deny; the broken graph itself is the usual non-blocking error (the write goes on).
+    # so the harness rule does not deny; the broken graph itself cannot be judged, and
+    # PreToolUse fails closed on it.
     (claude_project / ".meridian" / "gates.yaml").write_text("gates: [\n")
-    result = claude(claude_project, "PreToolUse",
-                    _write_payload(claude_project, ".meridian/gates.yaml"))
-    assert (result.code, result.out) == (1, "")
-    assert result.err.startswith("meridian: PreToolUse hook could not decide: ")
+    reason = _decision(claude(claude_project, "PreToolUse", _write_payload(
+        claude_project, ".meridian/gates.yaml")))["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("Meridian could not check this tool call, so it is denied: ")
+    assert "part of the harness" not in reason
 
 
 # --- SessionStart -------------------------------------------------------------------------
@@ -491,6 +532,7 @@ def test_a_block_that_cannot_be_recorded_still_denies(claude_project: Path,
     "git commit -a -n -m x",
     "git push --no-verify origin main",
     "git -c core.hooksPath=/dev/null commit -m x",
+    "git config core.hooksPath /dev/null",
 ])
 def test_skipping_the_git_hooks_is_denied(claude_project: Path, command: str) -> None:
     result = claude(claude_project, "PreToolUse",

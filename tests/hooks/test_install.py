@@ -32,9 +32,9 @@ def test_install_writes_marked_executable_stubs_with_this_python(
                                        f"installed {_hook(project, 'pre-push')}"]
     for name in ("pre-commit", "pre-push"):
         text = _hook(project, name).read_text()
-        assert text.startswith("#!/bin/sh\n# meridian-hook-stub v1: " + name)
+        assert text.startswith("#!/bin/sh\n# meridian-hook-stub v2: " + name)
         assert f"MERIDIAN_PYTHON={PYTHON}\n" in text
-        assert f'exec "$MERIDIAN_PYTHON" -m meridian hook {name} "$@"' in text
+        assert "\"$MERIDIAN_PYTHON\" -P -m meridian hook " + name in text
         assert _hook(project, name).stat().st_mode & stat.S_IXUSR
 
 
@@ -204,8 +204,9 @@ def test_stub_without_any_meridian_refuses_with_a_hint(project: Path, tmp_path: 
     proc = subprocess.run(["git", "commit", "-q", "-m", "n"], cwd=project, env=env,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1
-    assert ("meridian: cannot run the pre-commit hook: /nonexistent/python3 is gone and "
-            "`meridian` is not on PATH; reinstall with `meridian hooks install`") in proc.stderr
+    assert ("meridian: cannot run the pre-commit hook: /nonexistent/python3 is gone, "
+            "`meridian` is not on PATH and python3 has no meridian; reinstall with "
+            "`meridian hooks install`") in proc.stderr
 
 
 def test_a_foreign_hook_over_a_chain_is_not_clobbered(project: Path) -> None:

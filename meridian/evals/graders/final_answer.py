@@ -39,8 +39,12 @@ def _shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_PUNCTUATION = re.compile(r"[^\w\s.\-]")
+
+
 @grader("exact_match", kind="final_answer", requires=("expected",))
-def exact_match(task: Task, trajectory: Trajectory, *, case_sensitive: bool = False) -> Score:
+def exact_match(task: Task, trajectory: Trajectory, *, case_sensitive: bool = False,
+                strip_punctuation: bool = False) -> Score:
     """Whitespace-normalised string equality with the expected answer (a list: any of them)."""
     missing = _no_answer("exact_match", trajectory)
     if missing:
@@ -49,6 +53,8 @@ def exact_match(task: Task, trajectory: Trajectory, *, case_sensitive: bool = Fa
 
     def fold(text: str) -> str:
         text = normalise_whitespace(text)
+        if strip_punctuation:  # caliper's option: drop all but word characters, '.' and '-'
+            text = _PUNCTUATION.sub("", text).strip()
         return text if case_sensitive else text.casefold()
 
     answer = fold(answer_text(trajectory.final_output))
@@ -67,11 +73,12 @@ _NUMBER = re.compile(
 )
 
 
-def parse_number(value: JsonValue) -> tuple[float | None, str]:
+def parse_number(value: JsonValue, pick: str = "first") -> tuple[float | None, str]:
     """The number an answer states, and how it was found (for the score detail).
 
-    A bare number is taken as is; in prose the last number wins ("2 + 2 = 4" is 4),
-    since agents tend to end with their answer.
+    A bare number is taken as is. In prose ``pick`` decides: the ``first`` number (the
+    default: "42 (that is 6 * 7)" is 42, an answer leads with its result) or the
+    ``last`` ("so the total is 42"); the detail says which was read.
     """
     if isinstance(value, bool):
         return None, "a boolean is not a number"
@@ -90,8 +97,9 @@ def parse_number(value: JsonValue) -> tuple[float | None, str]:
     found = _NUMBER.findall(text)
     if not found:
         return None, f"no number in {_shorten(text)!r}"
-    number = float(found[-1].replace(",", ""))
-    note = f" (last of {len(found)} numbers)" if len(found) > 1 else ""
+    chosen = found[-1] if pick == "last" else found[0]
+    number = float(chosen.replace(",", ""))
+    note = f" ({pick} of {len(found)} numbers)" if len(found) > 1 else ""
     return number, note
 
 
@@ -101,9 +109,10 @@ Tolerance = Annotated[float, Field(ge=0)]
 @grader("numeric_tolerance", kind="final_answer", requires=("expected",))
 def numeric_tolerance(
     task: Task, trajectory: Trajectory, *, rel: Tolerance | None = None,
-    abs: Tolerance | None = None,
+    abs: Tolerance | None = None, pick: Literal["first", "last"] = "first",
 ) -> Score:
-    """Numeric comparison with the expected number, within `rel` and/or `abs` tolerance."""
+    """Numeric comparison with the expected number, within `rel` and/or `abs` tolerance
+    (in prose the first number is read, `pick: last` for the last)."""
     missing = _no_answer("numeric_tolerance", trajectory)
     if missing:
         return missing
@@ -111,7 +120,7 @@ def numeric_tolerance(
     if expected is None:
         return Score(name="numeric_tolerance", value=0.0, passed=False,
                      detail=f"expected value is not a number: {why_expected}")
-    got, note = parse_number(trajectory.final_output)
+    got, note = parse_number(trajectory.final_output, pick)
     if got is None:
         return Score(name="numeric_tolerance", value=0.0, passed=False, detail=note)
     rel_tol = rel if rel is not None else (0.0 if abs is not None else 1e-9)
@@ -119,21 +128,30 @@ def numeric_tolerance(
     allowed = max(rel_tol * math.fabs(expected), abs_tol)
     difference = math.fabs(got - expected)
     passed = difference <= allowed
-    detail = f"got {got:g}{note}, expected {expected:g}, |diff| {difference:.3g} "
+    detail = f"read {got:g}{note}, expected {expected:g}, |diff| {difference:.3g} "
     detail += f"{'<=' if passed else '>'} tolerance {allowed:.3g}"
-    return Score(name="numeric_tolerance", value=1.0 if passed else 0.0, passed=passed, detail=detail)
+    return Score(name="numeric_tolerance", value=1.0 if passed else 0.0, passed=passed,
+                 detail=detail, metadata={"read": got, "pick": pick, "expected": expected,
+                                          "tolerance": allowed})
 
 
-@grader("contains_all", kind="final_answer", requires=("required|expected",))
+@grader("contains_all", kind="final_answer", requires=("required|terms|expected",))
 def contains_all(
     task: Task,
     trajectory: Trajectory,
     *,
     required: list[str] | None = None,
+    terms: list[str] | None = None,
     case_sensitive: bool = False,
     threshold: float = 1.0,
 ) -> Score:
-    """Every required substring present (`required`, else the expected list); partial credit."""
+    """Every required substring present (`required` or caliper's `terms`, else the
+    expected list); partial credit."""
+    if required is not None and terms is not None:
+        return Score(name="contains_all", value=0.0, passed=False, infra_error=True,
+                     detail="give `required` or `terms` (the same argument), not both")
+    if terms is not None:
+        required = terms
     if required is not None:
         needles = list(required)
     elif isinstance(task.expected, list):
@@ -151,7 +169,8 @@ def contains_all(
     detail = f"{len(needles) - len(absent)}/{len(needles)} present"
     if absent:
         detail += "; missing " + ", ".join(repr(_shorten(n, 40)) for n in absent)
-    return Score(name="contains_all", value=value, passed=value >= threshold, detail=detail)
+    return Score(name="contains_all", value=value, passed=value >= threshold, detail=detail,
+                 metadata={"missing": absent[:50]})
 
 
 def _compiles(pattern: str) -> str:
@@ -162,22 +181,55 @@ def _compiles(pattern: str) -> str:
     return pattern
 
 
-@grader("regex_match", kind="final_answer")
+def _known_flags(flags: str) -> str:
+    unknown = sorted(set(flags) - set("ims"))
+    if unknown:
+        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r} (known: i, m, s)")
+    return flags
+
+
+@grader("regex_match", kind="final_answer", requires=("pattern|expected",))
 def regex_match(
     task: Task,
     trajectory: Trajectory,
     *,
-    pattern: Annotated[str, AfterValidator(_compiles)],
-    mode: Literal["search", "fullmatch"] = "search",
-    ignore_case: bool = False,
+    pattern: Annotated[str, AfterValidator(_compiles)] | None = None,
+    mode: Literal["search", "fullmatch"] | None = None,
+    fullmatch: bool | None = None,
+    ignore_case: bool | None = None,
+    case_sensitive: bool | None = None,
+    flags: Annotated[str, AfterValidator(_known_flags)] | None = None,
 ) -> Score:
-    """The final answer matches `pattern` (`mode`: search anywhere, or fullmatch)."""
+    """The final answer matches `pattern` (default: the expected string), searched
+    anywhere or (`mode: fullmatch` / `fullmatch: true`) whole; case-insensitive unless
+    `ignore_case: false`, `case_sensitive: true` or `flags` without `i`."""
     missing = _no_answer("regex_match", trajectory)
     if missing:
         return missing
-    flags = re.IGNORECASE if ignore_case else 0
+    if mode is not None and fullmatch is not None and (mode == "fullmatch") != fullmatch:
+        return Score(name="regex_match", value=0.0, passed=False, infra_error=True,
+                     detail="`mode` and `fullmatch` disagree; give one of them")
+    if ignore_case is not None and case_sensitive is not None and ignore_case == case_sensitive:
+        return Score(name="regex_match", value=0.0, passed=False, infra_error=True,
+                     detail="`ignore_case` and `case_sensitive` disagree; give one of them")
+    mode = mode or ("fullmatch" if fullmatch else "search")
+    if pattern is None:
+        pattern = answer_text(task.expected)
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return Score(name="regex_match", value=0.0, passed=False, infra_error=True,
+                         detail=f"the expected value is the pattern and is not one: {exc}")
+    letters = flags if flags is not None else "i"  # caliper's default: ignore case
+    if ignore_case is not None:
+        letters = letters.replace("i", "") + ("i" if ignore_case else "")
+    if case_sensitive is not None:
+        letters = letters.replace("i", "") + ("" if case_sensitive else "i")
+    compiled_flags = 0
+    for letter in letters:
+        compiled_flags |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}[letter]
     text = answer_text(trajectory.final_output).strip()
-    compiled = re.compile(pattern, flags)
+    compiled = re.compile(pattern, compiled_flags)
     match = compiled.search(text) if mode == "search" else compiled.fullmatch(text)
     if match:
         return Score(name="regex_match", value=1.0, passed=True,
@@ -206,17 +258,27 @@ def strip_code_fence(text: str) -> str:
     return match.group(1).strip() if match else text.strip()
 
 
-@grader("json_schema_match", kind="final_answer")
+@grader("json_schema_match", kind="final_answer", requires=("schema|expected",))
 def json_schema_match(
     task: Task,
     trajectory: Trajectory,
     *,
-    schema: Annotated[dict[str, Any], AfterValidator(_valid_schema)],
+    schema: Annotated[dict[str, Any], AfterValidator(_valid_schema)] | None = None,
 ) -> Score:
-    """The answer parses as JSON (a ``` fence is stripped) and satisfies a JSON Schema."""
+    """The answer parses as JSON (a ``` fence is stripped) and satisfies a JSON Schema
+    (`schema`, else the expected value when it is an object)."""
     missing = _no_answer("json_schema_match", trajectory)
     if missing:
         return missing
+    if schema is None:
+        if not isinstance(task.expected, dict):
+            return Score(name="json_schema_match", value=0.0, passed=False, infra_error=True,
+                         detail="no schema: give `schema`, or an object as the expected value")
+        try:
+            schema = _valid_schema(task.expected)
+        except ValueError as exc:
+            return Score(name="json_schema_match", value=0.0, passed=False, infra_error=True,
+                         detail=f"the expected value is the schema and is not one: {exc}")
     output = trajectory.final_output
     if isinstance(output, str):
         try:
