@@ -44,6 +44,9 @@ PACK_EVERY = 64
 PACKS_PER_LEVEL = 8
 PACK_LOCK_STALE_SECONDS = 600.0
 FIRST_PACK_DEPTH = 1000  # a branch never packed by Meridian: pack its newest commits only
+# A record may be stamped at most this much after the clock of the commit that stores it
+# (refused on write here; flagged by meridian verify; see meridian.gates.evidence).
+FUTURE_SKEW_SECONDS = 300
 
 
 @dataclass
@@ -387,7 +390,19 @@ class Ledger:
 
         clean_records: list[tuple[str, Record]] = []
         renamed: dict[str, str] = {}
+        latest = time.time() + FUTURE_SKEW_SECONDS
         for stream, record in write.records:
+            try:
+                stamped = records.parse_ts(record.ts).timestamp()
+            except ValueError:
+                raise MeridianError(f"refusing a {record.kind} record: its time {record.ts!r} "
+                                    "is not a UTC timestamp") from None
+            if stamped > latest:
+                # Folding is by ledger order, but a record from the future would still
+                # read as the newest everywhere a time is shown or compared.
+                raise MeridianError(
+                    f"refusing a {record.kind} record stamped {record.ts}: that is more than "
+                    f"{FUTURE_SKEW_SECONDS}s after now; a record's time is when it is written")
             data = redact(record.data)
             if data != record.data:
                 remade = records.make(record.kind, data, writer=record.writer, ts=record.ts)

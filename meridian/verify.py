@@ -15,13 +15,14 @@ rewritten, which is itself tampering.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from meridian import gitio, layout, records
 from meridian.errors import MeridianError
-from meridian.ledger import Ledger
+from meridian.ledger import FUTURE_SKEW_SECONDS, Ledger
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterat
 
 
 def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
-                  new: gitio.Oid | None, known_ids: KnownIds) -> Iterator[Problem]:
+                  new: gitio.Oid | None, known_ids: KnownIds,
+                  commit_time: int | None = None) -> Iterator[Problem]:
     repo = ledger.repo
     if not path.endswith(".jsonl"):
         if old is not None and new is None:
@@ -154,12 +156,23 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
         if ts[:7] != month:
             yield Problem(commit, path, first_line + offset, rid,
                           f"stored under {month or 'no month'} but its time {ts} is not in it")
+        if commit_time is not None and _stamped_after(ts, commit_time):
+            yield Problem(commit, path, first_line + offset, rid,
+                          f"stamped {ts}, more than {FUTURE_SKEW_SECONDS}s after the commit "
+                          "that added it (a record from the future)")
         addressed = kind.startswith(records.CONTENT_ADDRESSED_PREFIXES)
         ids = known_ids(stream, None if addressed else month)
         if rid in ids:
             yield Problem(commit, path, first_line + offset, rid,
                           "duplicates a record already in the stream")
         ids.add(rid)
+
+
+def _stamped_after(ts: str, commit_time: int) -> bool:
+    try:
+        return records.parse_ts(ts).timestamp() > commit_time + FUTURE_SKEW_SECONDS
+    except ValueError:
+        return False  # an invalid time is reported by the record's own validation
 
 
 def _first_difference(commit: str, path: str, old_data: bytes, new_data: bytes) -> Problem:
@@ -271,6 +284,7 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
     ids_at: dict[tuple[str, str | None], set[str]] = {}
     ids_commit: gitio.Oid | None = None
     boundary = gitio.shallow_boundary(repo)
+    now = time.time()
     for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
         report.commits += 1
         commit = str(info.oid)
@@ -297,9 +311,35 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
 
         new_tree = gitio.commit_tree(repo, info.oid)
         old_tree = gitio.commit_tree(repo, parent) if parent is not None else None
+        if info.time > now + FUTURE_SKEW_SECONDS:
+            report.problems.append(Problem(commit, ledger.branch, None, None,
+                                           "commit dated in the future"))
         for path, old, new in gitio.changed_paths(repo, old_tree, new_tree):
-            report.problems.extend(_check_change(ledger, commit, path, old, new, known_ids))
+            report.problems.extend(_check_change(ledger, commit, path, old, new, known_ids,
+                                                 info.time))
         ids_commit = info.oid
+    report.problems.extend(check_passes(ledger))
     if report.ok:
         cache_path(ledger).write_text(str(tip) + "\n")
     return report
+
+
+def check_passes(ledger: Ledger) -> list[Problem]:
+    """Every ``gate.passed`` on the branch not backed by consistent evidence
+    (``meridian.gates.evidence``): a forged or inconsistent pass is tampering too."""
+    from meridian.gates.evidence import PASSED, check_pass, gate_history
+
+    try:
+        history = gate_history(ledger)
+    except MeridianError:
+        return []  # a corrupt line: the walk reports it, and no pass can be read past it
+    problems = []
+    for record in history.events:
+        if record.kind != PASSED:
+            continue
+        commit = history.commit_of.get(record.id)
+        reason = check_pass(ledger, record, commit)
+        if reason is not None:
+            problems.append(Problem(commit or "-" * 12, "events", None, record.id,
+                                    f"gate {record.gate}: forged or inconsistent pass: {reason}"))
+    return problems

@@ -9,7 +9,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the statuses as JSON")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when a passed gate is stale (its artifacts or its "
-                        "definition changed since the verdict)")
+                        "definition changed since the verdict, or a gate it needs was "
+                        "reopened) or a pass is forged or inconsistent")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,8 +34,11 @@ def run(args: argparse.Namespace) -> int:
         for line in identity_lines(statuses):
             print(line)
         print(summary_line(statuses))
+    forged = [s for s in statuses if s.state == "forged"]
+    if args.strict and forged:
+        reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)
+        print(f"meridian: forged or inconsistent pass(es): {reasons}", file=sys.stderr)
     if args.strict and stale:
         reasons = "; ".join(f"{s.gate}: {stale_reason(s)}" for s in stale_statuses)
         print(f"meridian: stale gate(s): {reasons}; submit them again", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if args.strict and (stale or forged) else 0

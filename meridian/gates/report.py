@@ -12,7 +12,8 @@ from typing import Any
 
 from meridian.evaluators.models import CheckResult, Issue, Verdict, ordered_issues
 from meridian.gates import events as ev
-from meridian.gates.state import GateStatus
+from meridian.gates.evidence import INCONSISTENT
+from meridian.gates.state import FORGED_TEXT, GateStatus
 from meridian.records import Record
 
 
@@ -27,7 +28,7 @@ def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
 def status_lines(statuses: Iterable[GateStatus]) -> list[str]:
     rows = [["#", "gate", "state", "detail"]]
     for number, status in enumerate(statuses, start=1):
-        rows.append([str(number), status.gate, status.state, status.detail])
+        rows.append([str(number), status.gate, state_label(status.state), status.detail])
     return [line.rstrip() for line in _columns(rows, indent="")]
 
 
@@ -46,10 +47,15 @@ def identity_lines(statuses: Iterable[GateStatus]) -> list[str]:
             if s.identity]
 
 
+def state_label(state: str) -> str:
+    """How a state is shown: a forged pass is never shown as anything like passed."""
+    return FORGED_TEXT if state == "forged" else state
+
+
 def summary_line(statuses: Iterable[GateStatus]) -> str:
     counts: dict[str, int] = {}
     for status in statuses:
-        counts[status.state] = counts.get(status.state, 0) + 1
+        counts[state_label(status.state)] = counts.get(state_label(status.state), 0) + 1
     return ", ".join(f"{count} {state}" for state, count in counts.items())
 
 
@@ -142,6 +148,8 @@ def _event_text(record: Record) -> str:
             text += (f"; saw {coverage.get('changed_lines_seen')}/"
                      f"{coverage.get('changed_lines_total')} changed lines")
         return text
+    if kind == INCONSISTENT:
+        return f"{FORGED_TEXT}, not counted: {data.get('reason')}"
     if kind == ev.EVALUATOR_UNAVAILABLE:
         return f"{data.get('evaluator')}: {data.get('reason')} (no verdict)"
     if kind == ev.APPROVED:
@@ -155,7 +163,7 @@ def _event_text(record: Record) -> str:
 
 def story_lines(gate: str, status: GateStatus, entries: list[tuple[Record, dict[str, Any] | None]],
                 branch: str) -> list[str]:
-    lines = [f"{gate}: {status.state} ({status.detail})"]
+    lines = [f"{gate}: {state_label(status.state)} ({status.detail})"]
     if not entries:
         lines.append("  no events yet")
         return lines

@@ -164,8 +164,8 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], tip: gitio.Oid) -> Snapsho
     new = ledger.new_records(EVENTS, since=since, at=tip)
     if new is None:
         return None
-    events = sorted((r for r in new if r.kind.startswith("gate.") and r.gate),
-                    key=lambda r: r.ts)
+    # In ledger order (as appended), never by their timestamps.
+    events = [r for r in new if r.kind.startswith("gate.") and r.gate]
     last_ts = cached["last_ts"]
     if not events:
         # Memory, runs, other events: the folds are unchanged (and the gates package,
@@ -175,6 +175,10 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], tip: gitio.Oid) -> Snapsho
     # derive_states folds events in time order; an appended event older than the newest
     # one already folded (a sync merge brought it) would land out of order: recompute.
     if last_ts is not None and events[0].ts < last_ts:
+        return None
+    # A pass counts only once its evidence is checked (meridian.gates.evidence), which
+    # needs the commit that added it: the full fold does that.
+    if any(r.kind == "gate.passed" for r in events):
         return None
     if cached["fields"] != _fold_fields():
         return None  # written by a Meridian whose GateFold had other fields

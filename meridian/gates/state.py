@@ -13,7 +13,13 @@ its verdict's subject is stale). States:
     failed       the latest verdict failed
     stale        passed, but the artifacts or the gate's definition (its gates.yaml
                  entry, its evaluator settings: ``meridian.gates.definition``)
-                 changed since the verdict
+                 changed since the verdict, or a gate it needs (transitively) was
+                 reopened, failed or is forged since (``needs X reopened``)
+    forged       the latest pass is not backed by consistent evidence
+                 (``meridian.gates.evidence``): shown as "forged or inconsistent"
+
+Events are folded in ledger order (the commits that added them), never by their
+timestamps (``meridian.gates.evidence.gate_history``).
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ from meridian.errors import MeridianError
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
 from meridian.gates.artifacts import snapshot
+from meridian.gates.evidence import INCONSISTENT
 from meridian.gates.globs import worktree_files
 from meridian.gates.graph import GateSpec, Graph
-from meridian.ledger import EVENTS, Ledger
+from meridian.ledger import Ledger
 from meridian.records import Record
 
-STATES = ("locked", "open", "in_progress", "submitted", "passed", "failed", "stale")
+STATES = ("locked", "open", "in_progress", "submitted", "passed", "failed", "stale", "forged")
+FORGED_TEXT = "forged or inconsistent"
 
 
 @dataclass
@@ -60,6 +68,9 @@ class GateStatus:
     changed_definition: list[str] | None = None
     awaiting_approval: bool = False
     approver: str | None = None
+    # Stale because a need was taken back after this gate passed: "needs impl reopened".
+    stale_needs: str | None = None
+    forged_reason: str | None = None  # state forged: what is inconsistent about the pass
     submissions: int = 0
     blocks: int = 0
     updated_at: str | None = None
@@ -95,11 +106,25 @@ class _Fold:
     submissions: int = 0
     blocks: int = 0
     updated_at: str | None = None
+    forged_reason: str | None = None
+    passed_at: str | None = None  # time of the pass event that made the phase passed
+    # The latest reopen, failure or forged pass: a gate that passed before it, and needs
+    # this one, is stale ("needs X reopened") until it is submitted again.
+    taken_back_at: str | None = None
+    taken_back: str | None = None
 
     def apply(self, record: Record) -> None:
         data = record.data
         kind = record.kind
         self.updated_at = record.ts
+        if kind == ev.REOPENED:
+            self.taken_back_at, self.taken_back = record.ts, "reopened"
+        elif kind == ev.FAILED:
+            self.taken_back_at, self.taken_back = record.ts, "failed"
+        elif kind == INCONSISTENT:
+            self.taken_back_at, self.taken_back = record.ts, FORGED_TEXT
+        elif kind == ev.PASSED:
+            self.passed_at = record.ts
         if kind in (ev.STARTED, ev.REOPENED):
             self.phase = "in_progress"
             self.started_at = record.ts
@@ -113,8 +138,9 @@ class _Fold:
             self.phase = "submitted"
             self.submitted_at = record.ts
             self.submissions += 1
-        elif kind in (ev.PASSED, ev.FAILED):
-            self.phase = "passed" if kind == ev.PASSED else "failed"
+        elif kind in (ev.PASSED, ev.FAILED, INCONSISTENT):
+            self.phase = {ev.PASSED: "passed", ev.FAILED: "failed"}.get(kind, "forged")
+            self.forged_reason = data.get("reason") if kind == INCONSISTENT else None
             self.verdict = data.get("verdict")
             self.verdict_passed = kind == ev.PASSED
             self.overall = data.get("overall")
@@ -134,17 +160,20 @@ class _Fold:
             self.blocks += 1
 
 
-def gate_events(ledger: Ledger, gate_ids: Iterable[str] | None = None) -> list[Record]:
-    """The ``gate.*`` events (optionally of some gates only), oldest first."""
+def gate_events(ledger: Ledger, gate_ids: Iterable[str] | None = None,
+                graph: Graph | None = None) -> list[Record]:
+    """The ``gate.*`` events (optionally of some gates only) in ledger order.
+
+    Each pass not backed by consistent evidence comes back as a ``gate.inconsistent``
+    record (``meridian.gates.evidence``), which folds as ``forged``.
+    """
+    from meridian.gates.evidence import consistent_events
+
     wanted = None if gate_ids is None else set(gate_ids)
     if not ledger.exists():
         return []
-    found = [
-        r for r in ledger.records(EVENTS)
-        if r.kind.startswith("gate.") and (wanted is None or r.gate in wanted)
-    ]
-    # Stored order is append order; after a sync merge, time order is the truth.
-    return sorted(found, key=lambda r: r.ts)
+    return [r for r in consistent_events(ledger, graph)
+            if wanted is None or r.gate in wanted]
 
 
 # Public name for what the events of one gate add up to: meridian.gates.snapshot caches
@@ -171,7 +200,7 @@ def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
     incrementally); without them every gate event is read and folded here.
     """
     if folds is None:
-        folds = fold_events(gate_events(ledger, graph.specs))
+        folds = fold_events(gate_events(ledger, graph.specs, graph))
     listing: list[str] | None = None
     statuses: dict[str, GateStatus] = {}
     for spec in graph.ordered():
@@ -183,10 +212,17 @@ def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
             status.awaiting_approval = True
         elif fold.phase == "passed":
             status.state = "passed"
+            taken_back = _taken_back_need(graph, spec, fold, folds, statuses)
+            if taken_back is not None:
+                status.state = "stale"
+                status.stale_needs = taken_back
             if check_stale:
                 if listing is None:
                     listing = worktree_files(ledger.repo, graph.root)
                 _mark_stale(ledger, graph, spec, status, listing)
+        elif fold.phase == "forged":
+            status.state = "forged"
+            status.forged_reason = fold.forged_reason
         elif fold.phase == "open":
             status.state = "locked" if status.unmet_needs else "open"
         else:
@@ -194,6 +230,35 @@ def derive_states(ledger: Ledger, graph: Graph, *, check_stale: bool = True,
         status.detail = _detail(status, fold, statuses)
         statuses[spec.id] = status
     return statuses
+
+
+_TAKEN_BACK = {"in_progress": "reopened", "submitted": "reopened", "failed": "failed",
+               "forged": FORGED_TEXT}
+
+
+def _taken_back_need(graph: Graph, spec: GateSpec, fold: _Fold, folds: dict[str, _Fold],
+                     statuses: dict[str, GateStatus]) -> str | None:
+    """``needs X reopened`` when a gate this passed gate needs (transitively) no longer
+    stands, or was reopened, failed or forged after this gate passed."""
+    for need in spec.needs:
+        status = statuses[need]
+        if status.state in _TAKEN_BACK:
+            return f"needs {need} {_TAKEN_BACK[status.state]}"
+        if status.state == "stale" and status.stale_needs:
+            return status.stale_needs
+    seen: set[str] = set()
+    pending = list(spec.needs)
+    while pending:
+        need = pending.pop(0)
+        if need in seen:
+            continue
+        seen.add(need)
+        upstream = folds.get(need)
+        if upstream is not None and upstream.taken_back_at and fold.passed_at \
+                and upstream.taken_back_at > fold.passed_at:
+            return f"needs {need} {upstream.taken_back}"
+        pending.extend(graph.gate(need).needs)
+    return None
 
 
 def _base_status(spec: GateSpec, fold: _Fold) -> GateStatus:
@@ -240,6 +305,8 @@ def _changed_definition(ledger: Ledger, verdict: str | None, now: dict[str, Any]
 def stale_reason(status: GateStatus) -> str:
     """Why a stale gate is stale: its artifacts, its definition, or both changed."""
     reasons = []
+    if status.stale_needs:
+        reasons.append(status.stale_needs)
     if status.changed_definition is not None:
         parts = ", ".join(status.changed_definition) or "gates.yaml entry or evaluator settings"
         reasons.append(f"gate definition changed since the verdict ({parts})")
@@ -262,8 +329,16 @@ def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) ->
         return f"needs {_needs_text(status.unmet_needs, statuses)}"
     if state == "open":
         return f"ready: meridian gate start {gate}"
+    if state == "stale" and status.stale_needs and not (
+            status.changed_definition is not None or status.changed_files is not None
+            or (status.subject and status.current_subject
+                and status.subject != status.current_subject)):
+        return f"{status.stale_needs} since this gate passed; submit it again once that gate passes"
     if state == "stale":
         return stale_reason(status) + "; submit again"
+    if state == "forged":
+        return (f"{FORGED_TEXT}: the latest pass does not stand ({status.forged_reason}); "
+                f"never counted as passed")
     if state == "passed":
         by = f", approved by {status.approver}" if status.approver else ""
         return f"overall {fold.overall} >= {fold.threshold} ({fold.evaluator}){by}"

@@ -1,4 +1,7 @@
-"""The story of one gate: its events in time order, verdicts expanded.
+"""The story of one gate: its events in ledger order, verdicts expanded.
+
+A pass not backed by consistent evidence appears as ``gate.inconsistent`` (with what is
+wrong), never as a pass (``meridian.gates.evidence``).
 
 Blocks recorded by hooks without a gate (a pre-commit refusal names files, not gates)
 belong to a gate's story when one of their files is among its artifacts.
@@ -10,7 +13,7 @@ from typing import Any
 
 from meridian.gates import events as ev
 from meridian.gates.graph import Graph
-from meridian.ledger import EVENTS, Ledger
+from meridian.ledger import Ledger
 from meridian.records import Record
 
 
@@ -29,12 +32,16 @@ def gate_story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, di
     """(event, verdict document for pass/fail events else None), oldest first."""
     if not ledger.exists():
         return []
-    found = sorted((r for r in ledger.records(EVENTS) if _belongs(r, graph, gate)),
-                   key=lambda r: r.ts)
+    from meridian.gates.state import gate_events
+
+    found = [r for r in gate_events(ledger, graph=graph) if _belongs(r, graph, gate)]
     out: list[tuple[Record, dict[str, Any] | None]] = []
     for record in found:
         document = None
         if record.kind in (ev.PASSED, ev.FAILED) and record.data.get("verdict"):
-            document = ledger.read_json(str(record.data["verdict"]))
+            try:
+                document = ledger.read_json(str(record.data["verdict"]))
+            except ValueError:
+                document = None
         out.append((record, document))
     return out

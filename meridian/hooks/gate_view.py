@@ -27,7 +27,9 @@ def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], 
 
     snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
     # Only a gate never started can be locked: a started gate's files are its own work.
-    candidates = [g for g in gates if g in needy and snapshot.phase(g) == "open"]
+    # A passed gate is locked again when a gate it needs was reopened or failed since
+    # (state stale, "needs X reopened"): what came after must wait for it.
+    candidates = [g for g in gates if g in needy and snapshot.phase(g) in ("open", "passed")]
     if not candidates:
         return {}
     from meridian.gates.graph import load_graph
@@ -37,7 +39,8 @@ def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], 
     statuses = derive_states(Ledger(repo, facts.branch), load_graph(facts.root),
                              folds=snapshot.gate_folds())
     return {gate: [(need, statuses[need].state) for need in statuses[gate].unmet_needs]
-            for gate in candidates if statuses[gate].state == "locked"}
+            for gate in candidates if statuses[gate].state == "locked"
+            or (statuses[gate].stale_needs and statuses[gate].unmet_needs)}
 
 
 # --- the shared-file rule ------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 from meridian import gitio
 from meridian.gates import artifacts
-from meridian.ledger import Ledger
+from meridian.ledger import Ledger, Write
 from meridian.records import canonical_json
 from tests.gates.conftest import write
 
@@ -178,9 +178,17 @@ def test_a_verdict_recorded_before_definitions_were_hashed_is_not_compared(
     # The events an older Meridian wrote: a gate.passed without spec_hash.
     ledger.emit("gate.started", {"gate": "notes"})
     ledger.emit("gate.submitted", {"gate": "notes", "subject": subject})
-    ledger.emit("gate.passed", {"gate": "notes", "verdict": "verdicts/notes/old.json",
-                                "overall": 9.0, "threshold": 6.0, "evaluator": "heuristic",
-                                "subject": subject})
+    # ... with its verdict document in the same commit (a pass without one is forged).
+    verdict = {"gate": "notes", "evaluator": "heuristic", "subject": subject,
+               "scores": {d: 9.0 for d in ("completeness", "correctness", "robustness",
+                                           "spec_adherence")},
+               "overall": 9.0, "threshold": 6.0, "passed": True, "issues": []}
+    record = ledger.record("gate.passed", {
+        "gate": "notes", "verdict": "verdicts/notes/old.json", "overall": 9.0,
+        "threshold": 6.0, "evaluator": "heuristic", "subject": subject})
+    ledger.commit(Write(summary="gate.passed notes",
+                        blobs={"verdicts/notes/old.json": json.dumps(verdict).encode()})
+                  .add("events", record))
     path.write_text(path.read_text().replace("threshold: 6", "threshold: 0"))
     assert cli("status", "--strict").code == 0
     gate = _status_json(cli)["gates"][0]

@@ -1,0 +1,280 @@
+"""Which ledger commit added each gate event, and whether a pass is backed by evidence.
+
+Layer: state derivation. A ``gate.passed`` record is only a claim; anyone who can run
+git plumbing (or ``Ledger.emit``) can append one. It counts only when:
+
+- the same ledger commit that added the event added the verdict document it names
+  (``verdicts/<gate>/<id>.json``), so a pass cannot borrow another event's verdict;
+- the document's gate, subject tree and definition hash equal the event's, and its
+  threshold is not below the gate's current one;
+- Meridian's own rule holds on the document (``models.decide``: weighted overall >=
+  threshold and no high-severity issue), whatever labels it carries;
+- the event's time is not later than its commit's time plus ``SKEW_SECONDS``.
+
+Events are folded in ledger order: the order of the commits that added them (oldest
+first, topologically), then their order within the commit, never by their own
+timestamps, so a record stamped in 2099 cannot outlive a later ``gate reopen``.
+
+A consistent pass whose verdict was simply made up (a fake document written with the
+event) passes these checks; only ``meridian ci`` (re-running checks and the scan on the
+verdict's subject, outside the agent's reach) catches it.
+
+The walk costs one tree diff per state commit. Its result is cached in
+``.git/meridian/gate-history-<branch>.json`` keyed by the tip and extended from a cached
+tip that is still an ancestor; a cache is never trusted for a pass: each pass's claim
+(this commit added this event and this verdict) is re-checked on the commit itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from meridian import gitio
+from meridian.records import Record, parse_ts
+
+if TYPE_CHECKING:
+    from meridian.gates.graph import Graph
+    from meridian.ledger import Ledger
+
+SKEW_SECONDS = 300
+HISTORY_VERSION = 1
+PASSED = "gate.passed"
+INCONSISTENT = "gate.inconsistent"  # never stored: what an inconsistent pass folds as
+
+
+@dataclass
+class GateHistory:
+    """The gate events in ledger order, each with the commit that added it."""
+
+    tip: str | None
+    events: list[Record] = field(default_factory=list)
+    commit_of: dict[str, str] = field(default_factory=dict)  # record id -> commit
+
+
+def _cache_path(ledger: Ledger) -> Any:
+    return ledger.local_dir / f"gate-history-{ledger.branch.replace('/', '__')}.json"
+
+
+def _read_order_cache(ledger: Ledger) -> dict[str, Any] | None:
+    try:
+        cached = json.loads(_cache_path(ledger).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or cached.get("version") != HISTORY_VERSION \
+            or not isinstance(cached.get("tip"), str) or not isinstance(cached.get("order"), list):
+        return None
+    return cached
+
+
+def _write_order_cache(ledger: Ledger, tip: str, order: list[list[str]]) -> None:
+    path = _cache_path(ledger)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps({"version": HISTORY_VERSION, "tip": tip, "order": order}),
+                             encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
+
+
+def _added_lines(repo: gitio.Repository, old_tree: Any, new_tree: Any) -> list[bytes]:
+    """Event lines a commit added (relative to ``old_tree``), in stored order."""
+    old_events = gitio.tree_entry(repo, old_tree, "events") if old_tree is not None else None
+    new_events = gitio.tree_entry(repo, new_tree, "events")
+    out: list[bytes] = []
+    if new_events is None:
+        return out
+    for _path, old, new in sorted(gitio.changed_paths(repo, old_events, new_events)):
+        if new is None:
+            continue
+        old_data = gitio.read_blob(repo, old) if old is not None else b""
+        new_data = gitio.read_blob(repo, new)
+        if new_data.startswith(old_data):
+            out.extend(line for line in new_data[len(old_data):].splitlines() if line.strip())
+        else:  # edited in place (tampering, or a merge re-sharding): every line not there before
+            before = set(old_data.splitlines())
+            out.extend(line for line in new_data.splitlines() if line.strip() and line not in before)
+    return out
+
+
+def _walk_order(ledger: Ledger, tip: gitio.Oid, hide: list[gitio.Oid],
+                seen: set[str]) -> list[list[str]]:
+    """[record id, commit] for every event line first added by a commit after ``hide``."""
+    repo = ledger.repo
+    order: list[list[str]] = []
+    for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
+        commit = str(info.oid)
+        new_tree = gitio.commit_tree(repo, info.oid)
+        # A merge adds what neither parent had; what came from the second parent was
+        # already attributed to the commit on that side that added it.
+        old_tree = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        for line in _added_lines(repo, old_tree, new_tree):
+            rid = _line_id(line)
+            if rid is not None and rid not in seen:
+                seen.add(rid)
+                order.append([rid, commit])
+    return order
+
+
+def _line_id(line: bytes) -> str | None:
+    if line[:7] == b'{"id":"' and line[39:41] == b'",':
+        return line[7:39].decode()
+    try:
+        value = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def gate_history(ledger: Ledger) -> GateHistory:
+    """Every ``gate.*`` event on the branch in ledger order, with the commit that added it."""
+    from meridian.ledger import EVENTS
+
+    tip = ledger.tip()
+    if tip is None:
+        return GateHistory(tip=None)
+    tip_hex = str(tip)
+    cached = _read_order_cache(ledger)
+    order: list[list[str]] | None = None
+    if cached is not None:
+        if cached["tip"] == tip_hex:
+            order = cached["order"]
+        else:
+            try:
+                since = gitio.Oid(hex=cached["tip"])
+                extendable = gitio.is_ancestor(ledger.repo, since, tip)
+            except (ValueError, KeyError):
+                extendable = False
+            if extendable:
+                old = cached["order"]
+                seen = {entry[0] for entry in old if isinstance(entry, list) and entry}
+                order = old + _walk_order(ledger, tip, [since], seen)
+    if order is None:
+        order = _walk_order(ledger, tip, [], set())
+    if cached is None or cached["tip"] != tip_hex:
+        _write_order_cache(ledger, tip_hex, order)
+    position = {}
+    commit_of = {}
+    for index, entry in enumerate(order):
+        if isinstance(entry, list) and len(entry) == 2:
+            position.setdefault(entry[0], index)
+            commit_of.setdefault(entry[0], entry[1])
+    found = [r for r in ledger.records(EVENTS) if r.kind.startswith("gate.")]
+    # Stored order breaks ties (and places anything the walk did not see last).
+    ranked = sorted(enumerate(found), key=lambda item: (position.get(item[1].id, len(order)),
+                                                        item[0]))
+    return GateHistory(tip=tip_hex, events=[r for _, r in ranked], commit_of=commit_of)
+
+
+# --- the consistency of one pass ------------------------------------------------------
+
+
+def check_pass(ledger: Ledger, record: Record, commit: str | None,
+               graph: Graph | None = None) -> str | None:
+    """Why the ``gate.passed`` ``record`` added by ``commit`` is not backed by its verdict
+    (None when it is). ``graph`` adds the check against the gate's current threshold."""
+    repo = ledger.repo
+    gate = record.gate or ""
+    verdict_path = record.data.get("verdict")
+    if commit is None:
+        return "no ledger commit added this event"
+    try:
+        oid = gitio.Oid(hex=commit)
+        info = gitio.commit_info(repo, oid)
+    except (ValueError, KeyError):
+        return f"the commit {commit[:12]} that added it is not in this repository"
+    tree = gitio.commit_tree(repo, oid)
+    parent_tree = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+    # The cache named this commit: check that it really added the event.
+    if not _adds_record(repo, parent_tree, tree, record.id):
+        return f"commit {commit[:12]} did not add this event"
+    try:
+        stamped = parse_ts(record.ts).timestamp()
+    except ValueError:
+        return f"its time {record.ts} is not a timestamp"
+    if stamped > info.time + SKEW_SECONDS:
+        return (f"stamped {record.ts}, after the time of the commit that added it "
+                f"(more than {SKEW_SECONDS}s later)")
+    if not isinstance(verdict_path, str) or not verdict_path.startswith(f"verdicts/{gate}/"):
+        return f"it names no verdict document of gate {gate} ({verdict_path!r})"
+    blob = gitio.tree_entry(repo, tree, verdict_path)
+    if blob is None:
+        return f"its verdict {verdict_path} is not on the branch"
+    if parent_tree is not None and gitio.tree_entry(repo, parent_tree, verdict_path) is not None:
+        return f"its verdict {verdict_path} was written by an earlier commit, not with the event"
+    try:
+        document = json.loads(gitio.blob_data(blob) or b"")
+    except ValueError:
+        return f"its verdict {verdict_path} is not JSON"
+    if not isinstance(document, dict):
+        return f"its verdict {verdict_path} is not a verdict"
+    return _check_document(record, verdict_path, document, graph)
+
+
+def _adds_record(repo: gitio.Repository, parent_tree: Any, tree: Any, rid: str) -> bool:
+    return any(_line_id(line) == rid for line in _added_lines(repo, parent_tree, tree))
+
+
+def _check_document(record: Record, path: str, document: dict[str, Any],
+                    graph: Graph | None) -> str | None:
+    from pydantic import ValidationError
+
+    from meridian.evaluators.models import Verdict, decide
+
+    data = record.data
+    for key in ("gate", "subject"):
+        if document.get(key) != data.get(key):
+            return (f"its verdict {path} is for {key} {document.get(key)!r}, "
+                    f"the event says {data.get(key)!r}")
+    if document.get("spec_hash") != data.get("spec_hash"):
+        return f"its verdict {path} was decided under another gate definition than the event says"
+    try:
+        verdict = Verdict.model_validate(document)
+        decided = decide(gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
+                         scores=verdict.scores, issues=verdict.issues,
+                         threshold=verdict.threshold, weights=verdict.weights)
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        return f"its verdict {path} is not a valid verdict ({first})"
+    if not decided.passed:
+        high = sum(1 for issue in verdict.issues if issue.severity == "high")
+        return (f"its verdict {path} does not pass Meridian's rule (overall {decided.overall} "
+                f"vs threshold {decided.threshold}, {high} high-severity issue(s))")
+    if data.get("threshold") != verdict.threshold or data.get("overall") != decided.overall:
+        return f"the event's overall or threshold differs from its verdict {path}"
+    if graph is not None:
+        floor = _current_threshold(graph, record.gate or "")
+        if floor is not None and verdict.threshold < floor:
+            return (f"its verdict {path} was judged against threshold {verdict.threshold}, "
+                    f"below the gate's {floor}")
+    return None
+
+
+def _current_threshold(graph: Graph, gate: str) -> float | None:
+    from meridian.gates.definition import definition
+
+    try:
+        threshold = definition(graph, gate)["evaluator"]["threshold"]
+    except (KeyError, TypeError):
+        return None
+    return float(threshold) if isinstance(threshold, int | float) else None
+
+
+def consistent_events(ledger: Ledger, graph: Graph | None = None) -> list[Record]:
+    """The gate events in ledger order, each inconsistent pass replaced by a
+    ``gate.inconsistent`` record (same id, time and gate; ``reason`` says what is wrong),
+    which folds as the state ``forged``."""
+    history = gate_history(ledger)
+    out: list[Record] = []
+    for record in history.events:
+        if record.kind == PASSED:
+            reason = check_pass(ledger, record, history.commit_of.get(record.id), graph)
+            if reason is not None:
+                record = Record.model_construct(
+                    id=record.id, ts=record.ts, kind=INCONSISTENT, writer=record.writer,
+                    data={**record.data, "reason": reason})
+        out.append(record)
+    return out
