@@ -68,7 +68,9 @@ class ApprovalSettings(_Strict):
 
 class HookSettings(_Strict):
     block_stale_on_push: bool = True
-    claude_stop_retry_cap: int = Field(default=3, ge=1)
+    # Stops blocked in a row before Meridian lets one through (and records that). Claude
+    # Code ends a turn itself after 8 consecutive stop-hook blocks, unrecorded: stay below.
+    claude_stop_retry_cap: int = Field(default=3, ge=1, le=7)
 
 
 class CalibrationSettings(_Strict):

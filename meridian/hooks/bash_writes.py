@@ -350,11 +350,8 @@ def _removed(name: str, args: list[str]) -> list[str]:
         return _move_sources(args[1:])
     if name == "git" and args[:1] == ["rm"]:
         return _operands(args[1:])
-    if name == "git" and args[:1] == ["config"] and any(
-            a.lower().startswith("core.hookspath") for a in args[1:]):
+    if name == "git" and args[:1] == ["config"] and _config_bypass(args[1:]):
         return [".git/config"]
-    if name == "git" and args[:1] in (["checkout"], ["restore"]):
-        return _restored(args[0], args[1:])
     if name in ("chmod", "chown", "chgrp", "chattr", "setfacl"):
         return _mode_targets(args)
     if name == "ln":
@@ -603,6 +600,8 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
         return [(value or ".").rstrip("/") + "/"]
     if name == "git" and args[:1] == ["apply"] and "--check" not in args and "--stat" not in args:
         return ["./"]
+    if name == "git" and args[:1] in (["checkout"], ["restore"]):
+        return _restored(args[0], args[1:])
     if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
         refs = [a for a in args[2:] if not a.startswith("-")]
         return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
@@ -759,16 +758,19 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if name not in CHANGE_DIR and name != "popd":
             targets = targets + _command_targets(words, cwd / (here or "."), removals=removals,
                                                  unresolved=unresolved)
-        if unresolved is not None and _inline_code(os.path.basename(name), command_words[1:]):
-            unresolved.append(command)
+        if unresolved is not None and (
+                _inline_code(os.path.basename(name), command_words[1:])
+                or os.path.basename(name) == "xargs"):
+            unresolved.append(command)  # what runs comes from elsewhere in the command
         for path in targets:
             if path.startswith(STASH_MARK):
                 found.append(path)
                 continue
             if not _knowable(path):
                 if unresolved is not None and path and path not in NOT_FILES:
-                    # "$(pwd)/x" reaches here as "$" (the substitution tokenizes apart)
-                    unresolved.append(command if path == "$" else path)
+                    # what the variable holds may be named elsewhere in the command
+                    # ("for f in .meridian/*; do : > $f; done"); "$(pwd)/x" arrives as "$"
+                    unresolved.append(command if "$" in path or "`" in path else path)
                 continue
             if not os.path.isabs(path):
                 if here is None:

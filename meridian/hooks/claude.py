@@ -161,7 +161,10 @@ def handle(event: str, payload_text: str) -> Reply:
         if event == "SessionStart":
             return session_start(context)
         if event == "PreToolUse":
-            return pre_tool_use(context)
+            reply = pre_tool_use(context)
+            if reply is ALLOW:
+                note_agent_writes(context)
+            return reply
         if event == "SessionEnd":
             reason = context.payload.get("reason")
             record_activity(context, f"SessionEnd ({reason})" if isinstance(reason, str)
@@ -227,12 +230,19 @@ def _project_root(start: Path) -> Path | None:
 
 
 def _raw_targets(payload: dict[str, Any], cwd: Path) -> list[Path]:
-    """Absolute paths a file tool's payload names (for finding the project)."""
+    """Paths the tool call names (for finding the project when no project dir is set)."""
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return []
     values = [tool_input.get(key) for key in ("file_path", "notebook_path", "path")]
-    return [cwd / value for value in values if isinstance(value, str) and value]
+    command = tool_input.get("command")
+    if isinstance(command, str) and payload.get("tool_name") in ("Bash", "PowerShell"):
+        from meridian.hooks.bash_writes import written_files
+
+        values += [w for w in written_files(command, cwd, removals=True)
+                   if not w.startswith("\0")]
+    return [cwd / os.path.expanduser(value) for value in values
+            if isinstance(value, str) and value]
 
 
 def _locate(payload: dict[str, Any]) -> Located | None:
@@ -345,7 +355,7 @@ POWERSHELL_WRITES = re.compile(
     r"\b(?:Set-Content|Add-Content|Out-File|New-Item|Remove-Item|Move-Item|Copy-Item|"
     r"Rename-Item|Clear-Content|Tee-Object|Expand-Archive|Invoke-WebRequest|Start-BitsTransfer|"
     r"Set-ItemProperty|sc|ac|ni|ri|rm|del|erase|rd|rmdir|mv|move|cp|copy|cpi|mi|ren|iwr|curl|"
-    r"wget|git|meridian|python[0-9.]*|node|bash|sh|cmd)\b|>", re.IGNORECASE)
+    r"wget)\b|>", re.IGNORECASE)
 
 
 @dataclass
@@ -395,7 +405,7 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
             found.into = [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
             found.paths = [w for w in written if not (w.endswith("/") and len(w) > 1)]
             if tool == "PowerShell" and POWERSHELL_WRITES.search(command):
-                found.unresolved.append(command)
+                found.unresolved.append(command.replace("\\", "/"))
     elif tool.startswith("mcp__") and not READ_ONLY_MCP.search(tool.rsplit("__", 1)[-1]):
         found.paths = _mcp_paths(tool_input)
     return found
@@ -690,8 +700,13 @@ def pre_tool_use(context: Context) -> Reply:
     targets = _targets(context)
     for target in targets.paths:
         relative = _repo_relative(context, target)
-        if relative is not None and context.facts.gates_for_path(relative):
+        if relative is None:
+            continue
+        if context.facts.gates_for_path(relative):
             paths.append(relative)
+        else:  # a directory (`git restore --source=main api`): the gates of what is in it
+            for gate in _covering_gates(context, relative, directory=True):
+                owners.setdefault(gate, []).append(relative)
     for target in targets.into:
         relative = _repo_relative(context, target)
         if relative is not None:
@@ -742,11 +757,60 @@ def pre_tool_use(context: Context) -> Reply:
 # --- Stop / SubagentStop ------------------------------------------------------------------
 
 
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:100] or "unknown"
+
+
+def _agent_id(context: Located) -> str | None:
+    """The subagent a hook fires in (Claude Code's ``agent_id``; absent on the main
+    thread)."""
+    value = context.payload.get("agent_id")
+    return value if isinstance(value, str) and value else None
+
+
+def _agent_writes_path(context: Located, agent: str) -> Path:
+    directory = gitio.meridian_dir(context.repo) / "claude-agents"
+    directory.mkdir(exist_ok=True)
+    return directory / f"{_safe(context.session)}.{_safe(agent)}"
+
+
+def note_agent_writes(context: Context) -> None:
+    """In a subagent, remember the gate artifacts an allowed tool call writes, so its
+    SubagentStop blocks only when it did gate work (a read-only explorer stops freely)."""
+    agent = _agent_id(context)
+    if agent is None or not context.facts.gates:
+        return
+    targets = _targets(context)
+    written = [rel for target in targets.paths + targets.into
+               if (rel := _repo_relative(context, target)) is not None
+               and _covering_gates(context, rel, directory=target in targets.into)]
+    written += [literal for text in targets.unresolved
+                for _, literal in _named_paths(context, text)]
+    if not written:
+        return
+    with contextlib.suppress(OSError), \
+            _agent_writes_path(context, agent).open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"{path}\n" for path in dict.fromkeys(written)))
+
+
+def _agent_written(context: Context, agent: str) -> list[str]:
+    try:
+        text = _agent_writes_path(context, agent).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return list(dict.fromkeys(line for line in text.splitlines() if line))
+
+
 def _counter_path(context: Context, event: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", context.session)[:100] or "unknown"
+    """One retry counter per main agent (session) and per subagent (``agent_id``), so
+    parallel subagents never share one."""
     directory = gitio.meridian_dir(context.repo) / "claude-stops"
     directory.mkdir(exist_ok=True)
-    return directory / (safe if event == "Stop" else f"{safe}.{event}")
+    safe = _safe(context.session)
+    if event == "Stop":
+        return directory / safe
+    agent = _agent_id(context)
+    return directory / (f"{safe}.{event}" if agent is None else f"{safe}.{_safe(agent)}")
 
 
 def _read_count(path: Path) -> int:
@@ -757,22 +821,37 @@ def _read_count(path: Path) -> int:
 
 
 def stop(context: Context, event: str) -> Reply:
+    """Stop: block while the gate in progress has unfinished work. SubagentStop: the same,
+    but only for a subagent that wrote that gate's artifacts in this task (a subagent
+    that wrote none, or one Claude Code does not identify, stops freely)."""
     counter = _counter_path(context, event)
+    agent = _agent_id(context) if event == "SubagentStop" else None
+    written = _agent_written(context, agent) if agent is not None else []
+
+    def release() -> Reply:
+        counter.unlink(missing_ok=True)
+        if agent is not None:
+            _agent_writes_path(context, agent).unlink(missing_ok=True)
+        return ALLOW
+
     if not context.facts.gates or not context.facts.is_active(STOP_RULE) \
             or not _has_state(context):
-        counter.unlink(missing_ok=True)
-        return ALLOW
+        return release()
+    if event == "SubagentStop" and not written:
+        return release()
     from meridian.hooks.gate_view import unfinished_work
 
     work = unfinished_work(context.repo, context.facts)
     if work is None:
-        counter.unlink(missing_ok=True)
-        return ALLOW
+        return release()
+    if event == "SubagentStop" and not any(
+            work.gate in _covering_gates(context, path, directory=True) for path in written):
+        return release()  # the subagent's writes belong to other gates
     # A stop Claude makes on its own starts a new chain; one our block caused continues it.
     blocks = _read_count(counter) if context.payload.get("stop_hook_active") is True else 0
     cap = context.facts.claude_stop_retry_cap
     if blocks >= cap:
-        counter.unlink(missing_ok=True)
+        release()
         released = (f"stop allowed after {blocks} block(s) (hooks.claude_stop_retry_cap = {cap}) "
                     f"although gate {work.gate} is unfinished: {work.summary}")
         _block(context, context.facts.branch, released, gate=work.gate,

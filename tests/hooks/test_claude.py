@@ -453,7 +453,16 @@ def test_stop_with_unsubmitted_work_on_a_gate_in_progress(claude_project: Path,
     result = claude(claude_project, "Stop", {"stop_hook_active": False})
     assert (result.code, result.out, result.err) == (0, "", "")  # nothing done yet
     write(claude_project, "schema/shapes.py", CLEAN_MODULE)
-    decision = _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": False}))
+    # a subagent that wrote none of the gate's files stops freely...
+    result = claude(claude_project, "SubagentStop", {"stop_hook_active": False,
+                                                     "agent_id": "reader"})
+    assert (result.code, result.out, result.err) == (0, "", "")
+    # ...one that wrote them is held
+    result = claude(claude_project, "PreToolUse", {
+        **_write_payload(claude_project, "schema/shapes.py"), "agent_id": "writer"})
+    assert (result.code, result.out, result.err) == (0, "", "")
+    decision = _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": False,
+                                                                 "agent_id": "writer"}))
     assert decision == {"decision": "block", "reason": (
         "Meridian: do not stop yet. Gate schema is in progress and its artifacts changed "
         "(schema/shapes.py) but were never submitted. Run `meridian gate submit schema` so an "
@@ -482,10 +491,13 @@ def test_the_retry_cap_releases_a_stuck_agent_and_says_so(claude_project: Path,
     # The next turn's stop starts a new chain.
     assert _decision(claude(claude_project, "Stop", {"stop_hook_active": False}))["decision"] \
         == "block"
-    # A subagent's stops are counted apart from the main agent's.
-    assert _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": True}))[
+    # A subagent's stops are counted apart from the main agent's, per agent id.
+    claude(claude_project, "PreToolUse", {**_write_payload(claude_project, "schema/shapes.py"),
+                                          "agent_id": "agent-7"})
+    assert _decision(claude(claude_project, "SubagentStop", {"stop_hook_active": True,
+                                                             "agent_id": "agent-7"}))[
         "decision"] == "block"
-    assert (counter.parent / "sess-1.SubagentStop").read_text() == "1\n"
+    assert (counter.parent / "sess-1.agent-7").read_text() == "1\n"
 
 
 def test_retiring_the_stop_rule_lets_the_agent_stop(claude_project: Path,
