@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.adversarial.guard_support import bash, base_env, hook, make_project, run, tool
+from tests.adversarial.guard_support import base_env, bash, hook, make_project, run, tool
 
 # {root} is the project, {home} the user's home; paths in file tools are absolute, as
 # Claude Code sends them.
@@ -123,11 +123,11 @@ HARNESS_BASH = [
     "git merge --no-verify feature",
     "git -c core.hooksPath=/dev/null commit -m x",
     "git -c core.hookspath=/tmp commit -m x",
-    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null "
-    "git commit -m x",
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null "
+    "git commit -m x"),
     "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git commit -m x",
-    "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/tmp; "
-    "git commit -m x",
+    ("export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/tmp; "
+    "git commit -m x"),
     "env GIT_CONFIG_GLOBAL=/tmp/evil git commit -m x",
     "HOME=/tmp/evil git commit -m x",
     "git config core.hooksPath /tmp/hooks",

@@ -93,8 +93,8 @@ def _venv(path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
                    timeout=120)
     python = path / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
-                              "print(sysconfig.get_paths()['purelib'])"], capture_output=True,
+    purelib = subprocess.run([str(python), "-c", ("import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])")], capture_output=True,
                              text=True, check=True).stdout.strip()
     source = Path(__file__).resolve().parents[2]
     Path(purelib, "meridian-test.pth").write_text(
@@ -194,9 +194,9 @@ def test_a_yaml_bomb_is_a_one_line_refusal(project: tuple[Path, Path], name: str
 @pytest.mark.parametrize("loader", [
     "from meridian.features import load_features as f; f(PATH)",
     "from meridian.evals.suite import load_suite as f; f(PATH)",
-    "from meridian.config import load_config as f; import pathlib; "
+    ("from meridian.config import load_config as f; import pathlib; "
     "p = pathlib.Path(PATH); (p.parent / '.meridian').mkdir(); "
-    "(p.parent / '.meridian' / 'config.yaml').write_text(open(PATH).read()); f(p.parent)",
+    "(p.parent / '.meridian' / 'config.yaml').write_text(open(PATH).read()); f(p.parent)"),
 ])
 def test_every_loader_is_bounded(tmp_path: Path, loader: str) -> None:
     path = tmp_path / "bomb.yaml"

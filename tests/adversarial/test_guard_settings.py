@@ -117,7 +117,7 @@ def test_a_user_group_holding_meridians_old_command_is_given_back(tmp_path: Path
 
 def test_on_failure_block_is_written_only_for_a_claude_code_that_reads_it(
         tmp_path: Path) -> None:
-    root, home, env = _project(tmp_path)
+    root, _home, env = _project(tmp_path)
     fake = tmp_path / "bin"
     fake.mkdir()
     claude = fake / "claude"
