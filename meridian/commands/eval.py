@@ -571,9 +571,14 @@ def _trace(args: argparse.Namespace) -> int:
                 print(f"      output: {show(step.output)}")
             print(f"  final output: {show(traj.final_output)}"
                   + ("" if traj.completed else "  (did not complete)"))
+        if traj is not None and traj.reported_latency_s is not None and run.timings:
+            print(f"  latency {traj.latency_s:.3f}s measured, {traj.reported_latency_s:.3f}s "
+                  "reported by the agent")
         for score in trial.scores:
             print(f"  {'pass' if score.passed else 'FAIL'} {score.name} {score.value:.2f}"
                   f"  {score.detail}")
+            if score.metadata:
+                print(f"      {json.dumps(score.metadata, sort_keys=True, ensure_ascii=False)}")
     return 0
 
 

@@ -64,7 +64,7 @@ from typing import Any, Protocol
 from meridian.errors import MeridianError
 from meridian.evals import run as runfile
 from meridian.evals.recorder import describe_exception
-from meridian.evals.types import Score, Task, TaskResult, Trajectory
+from meridian.evals.types import AgentTask, Score, Task, TaskResult, Trajectory
 
 # Exception class names (anywhere in the MRO) of SDK errors worth a retry, matched by
 # name so the runner imports no SDK.
@@ -158,12 +158,12 @@ def _failure_kind(exc: BaseException) -> str:
     return "transient" if is_transient(exc) else "failed"
 
 
-def _run_agent(agent: Any, task: Task) -> tuple[str, Any, float]:
+def _run_agent(agent: Any, task: Task | AgentTask) -> tuple[str, Any, float]:
     """("ok", trajectory, seconds) | ("transient" | "failed" | "timeout", message, seconds).
 
     The agent is handed ``task.for_agent()``: never the target, graders or references.
     """
-    shown = task.for_agent()
+    shown = task.for_agent() if isinstance(task, Task) else task
     started = time.perf_counter()
     try:
         produced = agent.run(shown)
@@ -230,6 +230,7 @@ def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: i
         conn.send(("load_error", describe_exception(exc)))
         return
     conn.send(("ready",))
+    trajectory: Trajectory | None = None
     while True:
         try:
             message = conn.recv()
@@ -237,16 +238,36 @@ def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: i
             return  # the parent is gone
         if message is None:
             return
-        number, task = message
-        kind, payload, _ = _run_agent(agent, task)
-        conn.send(("ran", number, kind, payload))
-        if kind == "ok":
+        if message[0] == "run":
+            # Only the AgentTask is in this process while the agent runs: the target and
+            # graders arrive after its answer has gone to the parent (see "grade").
+            _, number, shown = message
+            kind, payload, _ = _run_agent(agent, shown)
+            _reap_orphans()
+            trajectory = payload if kind == "ok" else None
+            conn.send(("ran", number, kind, payload))
+        elif message[0] == "grade":
+            _, number, task = message
             try:
-                graded = grade_task(task, payload, offline=offline)
+                assert trajectory is not None
+                graded = grade_task(task, trajectory, offline=offline)
                 # The parent already holds the trajectory: do not pickle it twice.
                 conn.send(("graded", number, graded.model_copy(update={"trajectory": None})))
             except Exception as exc:  # noqa: BLE001
                 conn.send(("grade_error", number, describe_exception(exc)))
+
+
+def _reap_orphans() -> None:
+    """Collect exited orphans re-parented to this (subreaper) worker, so none linger as
+    zombies. Called between tasks only: mid-task, a reap could steal the exit status a
+    ``subprocess`` call of the agent is waiting for."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 # --- the parent side ----------------------------------------------------------------
@@ -425,7 +446,7 @@ class _ProcessPool:
             item = self.pending.popleft()
             worker.job, worker.attempt, worker.grading = item.job, item.attempt, False
             worker.deadline = time.monotonic() + item.job.task.effective_timeout_s()
-            worker.conn.send((item.job.number, item.job.task))
+            worker.conn.send(("run", item.job.number, item.job.task.for_agent()))
 
     def _service(self, worker: _Worker) -> None:
         try:
@@ -456,6 +477,7 @@ class _ProcessPool:
             if kind == "ok":
                 worker.grading, worker.trajectory = True, payload
                 worker.deadline = time.monotonic() + self.options.grading_timeout_s
+                worker.conn.send(("grade", job.number, job.task))
                 return
             if kind == "timeout":
                 self._finish(worker, timed_out(job, attempt))

@@ -164,3 +164,27 @@ class AsyncSleepAgent:
             raise ValueError("async agent broke")
         return Trajectory(task_id=task.id, final_output=task.metadata.get("answer", "42"),
                           completed=True)
+
+
+class SnoopingAgent:
+    """Looks through the interpreter (gc, the caller's frames) for the full Task and
+    answers with its ``expected``: the agent a worker must not be able to help."""
+
+    name = "snoop"
+    version = "1"
+
+    def run(self, task: Task) -> Trajectory:
+        import gc
+        import sys
+
+        from meridian.evals.types import Task as FullTask
+
+        found = [obj.expected for obj in gc.get_objects()
+                 if isinstance(obj, FullTask) and obj.id == task.id]
+        frame = sys._getframe(1)
+        while frame is not None:
+            found += [v.expected for v in frame.f_locals.values()
+                      if isinstance(v, FullTask) and v.id == task.id]
+            frame = frame.f_back
+        return Trajectory(task_id=task.id, final_output=found[0] if found else "nothing found",
+                          completed=True)

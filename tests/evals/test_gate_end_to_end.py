@@ -9,6 +9,7 @@ tasks are refused before any agent runs without an API key; bundled suites run b
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import textwrap
@@ -248,3 +249,39 @@ def test_no_store_regrade_tasks_from_and_several_agents(repo_with_commit: Path,
     assert main(["eval", "show", "latest", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["regraded_from"] is not None and document["run_id"] != document["regraded_from"]
+
+
+def test_a_snooping_module_agent_finds_no_target_in_its_worker(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "s.yaml", [{"id": "a", "expected": "secret-42",
+                                                          "answer": "x"}]))
+    result = run_suite(suite, "tests.evals.agents_for_tests:SnoopingAgent", RunOptions(workers=1))
+    [trial] = result.results[0].trials
+    assert trial.trajectory is not None and trial.trajectory.final_output == "nothing found"
+    assert trial.status == "fail"
+
+
+def test_a_module_agent_imports_from_the_repository_root_without_pythonpath(
+        repo_with_commit: Path) -> None:
+    import subprocess
+
+    (repo_with_commit / "myagents").mkdir()
+    (repo_with_commit / "myagents" / "bot.py").write_text(textwrap.dedent("""
+        from meridian.evals.types import Trajectory
+
+        class Bot:
+            name, version = "bot", "1"
+
+            def run(self, task):
+                return Trajectory(task_id=task.id, final_output=task.metadata["answer"],
+                                  completed=True)
+    """))
+    write_suite(repo_with_commit / "suite.yaml", [{"id": "a"}])
+    (repo_with_commit / "deeper").mkdir()
+    meridian = Path(sys.executable).parent / "meridian"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(meridian), "eval", "run", "../suite.yaml", "--agent",
+                           "myagents.bot:Bot", "--no-store"], check=False,
+                          cwd=repo_with_commit / "deeper", env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "passed 1/1" in proc.stdout

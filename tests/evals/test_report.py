@@ -46,3 +46,23 @@ def test_exported_runs_report_without_timings() -> None:
     html = render_html(hostile_run().portable())
     assert "run (exported)" in html
     assert "p95 latency<b>n/a</b>" in html
+
+
+def test_failing_tasks_come_first_and_a_baseline_diff_is_shown() -> None:
+    from meridian.evals import compare
+    from meridian.evals.types import Score
+
+    run = hostile_run()
+    bad = run.results[1]
+    scored = bad.trials[0].model_copy(update={"scores": [Score(
+        name="exact_match", value=0.0, passed=False, detail="x",
+        metadata={"read": "<b>41</b>"})]})
+    run.results[1] = bad.model_copy(update={"trials": [scored]})
+    baseline = make_run({"good": "pass", "bad": "pass", "broken": "pass"}, run_id="b" * 12)
+    html = render_html(run, baseline=compare.compare(run, baseline, a_ref="cand",
+                                                     b_ref="baseline:main"))
+    table = html[html.index("<h2>Tasks</h2>"):]
+    assert table.index("#task-bad") < table.index("#task-broken") < table.index("#task-good")
+    assert "<h2>Against baseline baseline:main (demo-agent@v1)</h2>" in html
+    assert "1 task(s) regressed: bad" in html and "REGRESSIONS (1)" in html
+    assert "&lt;b&gt;41&lt;/b&gt;" in html and "<b>41</b>" not in html  # Score.metadata, escaped

@@ -169,8 +169,9 @@ def contains_all(
     detail = f"{len(needles) - len(absent)}/{len(needles)} present"
     if absent:
         detail += "; missing " + ", ".join(repr(_shorten(n, 40)) for n in absent)
+    metadata: dict[str, Any] = {"missing": absent[:50]}
     return Score(name="contains_all", value=value, passed=value >= threshold, detail=detail,
-                 metadata={"missing": absent[:50]})
+                 metadata=metadata)
 
 
 def _compiles(pattern: str) -> str:

@@ -76,9 +76,11 @@ def tool_choice_precision(
         detail += "; not called " + ", ".join(unused)
     if not used:
         detail += "; no tool calls"
+    metadata: dict[str, Any] = {"precision": precision, "recall": recall, "used": sorted(used),
+                                "unexpected": unexpected, "not_called": unused,
+                                "calls": len(calls)}
     return Score(name="tool_choice_precision", value=f1, passed=passed, detail=detail,
-                 metadata={"precision": precision, "recall": recall, "used": sorted(used),
-                           "unexpected": unexpected, "not_called": unused, "calls": len(calls)})
+                 metadata=metadata)
 
 
 def canonical_arguments(value: JsonValue) -> str:
@@ -132,8 +134,9 @@ def no_redundant_calls(
     detail = f"{len(redundant)} redundant of {len(tool_steps)} call(s)"
     if redundant:
         detail += ": " + "; ".join(redundant[:5]) + (" ..." if len(redundant) > 5 else "")
+    metadata: dict[str, Any] = {"redundant": redundant[:20], "calls": len(tool_steps)}
     return Score(name="no_redundant_calls", value=value, passed=passed, detail=detail,
-                 metadata={"redundant": redundant[:20], "calls": len(tool_steps)})
+                 metadata=metadata)
 
 
 @grader("recovered_from_error", kind="trajectory")
