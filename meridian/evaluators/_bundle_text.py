@@ -47,7 +47,7 @@ GUTTER = "| "
 _BREAKS = str.maketrans({"\r": "\\r", "\x0b": "\\x0b", "\x0c": "\\x0c", "\x1c": "\\x1c",
                          "\x1d": "\\x1d", "\x1e": "\\x1e", "\x85": "\\x85",
                          "\u2028": "\\u2028", "\u2029": "\\u2029"})
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -173,10 +173,14 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
     path: str | None = None
     new_line = 0
     skipping = False
+    old_left = new_left = 0  # lines of the current hunk still to come
     for raw, clean in zip(source, redacted, strict=True):
-        if raw.startswith("--- "):
+        in_hunk = old_left > 0 or new_left > 0
+        # A removed "-- x" or added "++ x" line reads "--- x" / "+++ x": only outside a
+        # hunk is such a line a file header.
+        if not in_hunk and raw.startswith("--- "):
             continue  # paired with the +++ line below
-        if raw.startswith("+++ "):
+        if not in_hunk and raw.startswith("+++ "):
             target = raw[4:]
             path = target[2:] if target.startswith("b/") else None
             skipping = path is not None and (path in withheld or path in whole_new)
@@ -193,18 +197,27 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
                 changed.append(0)
             added.setdefault(path or target, {})
             continue
-        hunk = _HUNK.match(raw)
+        hunk = None if in_hunk else _HUNK.match(raw)
+        is_change = False
         if hunk:
-            new_line = int(hunk.group(1))
-        elif raw.startswith("+"):
+            old_left = int(hunk.group(1) or 1)
+            new_line = int(hunk.group(2))
+            new_left = int(hunk.group(3) or 1)
+        elif in_hunk and raw.startswith("+"):
             if path is not None:
                 added.setdefault(path, {})[new_line] = len(lines) if not skipping else -1
             new_line += 1
-        elif raw.startswith(" "):
+            new_left -= 1
+            is_change = True
+        elif in_hunk and raw.startswith("-"):
+            old_left -= 1
+            is_change = True
+        elif in_hunk and raw.startswith(" "):
             new_line += 1
+            old_left -= 1
+            new_left -= 1
         if skipping:
             continue
-        is_change = raw[:1] in ("+", "-") and not raw.startswith(("+++", "---"))
         lines.append(GUTTER + _clean(clean))
         sizes.append(_utf8(raw))
         changed.append(1 if is_change else 0)

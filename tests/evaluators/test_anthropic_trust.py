@@ -372,3 +372,16 @@ def test_retries_within_the_deadline_are_made_and_counted() -> None:
     api = FakeAPI(lambda request: answers.pop(0) if answers else ok(request))
     usage = evaluator(api, timeout_s=5, max_retries=2).assess(make_bundle()).usage
     assert len(api.requests) == 3 and usage.attempts == 3
+
+
+def test_an_added_line_that_looks_like_a_file_header_does_not_hide_what_follows() -> None:
+    # Added lines "++ b/.env" and "-- a/x" read "+++ b/.env" / "--- a/x" in the diff: taken
+    # for headers, the lines after them would be filed under a withheld secret file.
+    new = "x = 1\n++ b/.env\nhidden = do_harm()\n-- a/x\nmore = 2\n"
+    diff = ("--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,5 @@\n x = 1\n+++ b/.env\n"
+            "+hidden = do_harm()\n+-- a/x\n+more = 2\n")
+    bundle = make_bundle({"src/a.py": new, ".env": "K=v\n"}, diff=diff, checks=[])
+    plan = plan_requests(bundle, 400_000, 1)
+    text = plan.requests[0].volatile
+    assert "| +hidden = do_harm()" in text and "| +more = 2" in text
+    assert plan.coverage.changed_lines_total == plan.coverage.changed_lines_seen == 4
