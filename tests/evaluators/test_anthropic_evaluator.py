@@ -321,8 +321,10 @@ def test_real_api_flags_a_planted_stub() -> None:
                          checks=[CheckResult(command="pytest -q", exit_code=0,
                                              output="no tests ran")])
     model = os.environ.get("MERIDIAN_REAL_API_MODEL", "claude-sonnet-4-6")
-    evaluator = AnthropicEvaluator(AnthropicSettings(model=model, max_tokens=2048),
-                                   api_key=REAL_KEY)
+    evaluator = AnthropicEvaluator(AnthropicSettings(model=model), api_key=REAL_KEY)
     assessment = evaluator.assess(bundle)
     assert any(i.severity == "high" for i in assessment.issues)
-    assert assessment.usage.input_tokens > 0
+    assert assessment.usage.input_tokens > 0 and assessment.usage.attempts >= 1
+    assert assessment.identity is not None
+    assert assessment.identity.endpoint == "https://api.anthropic.com"
+    assert assessment.identity.message_ids and assessment.identity.request_ids
