@@ -6,11 +6,16 @@ check and ``meridian ci`` report.
         check.failures    # why the gate fails (regressions, missing tasks, infra errors...)
         check.uncovered   # candidate tasks the baseline no longer covers (changed, added)
 
-The candidate for a baseline is the newest stored run of the same suite NAME (not the
-same suite hash: editing a suite must not make the check stop applying). When that
-run is the baseline itself there is nothing to check. A suite edited since the
-baseline is still checked on its unchanged tasks, and the tasks the baseline cannot
-judge are listed instead of silently skipped.
+The candidate for a baseline is the newest stored FULL run of the same suite NAME
+(not the same suite hash: editing a suite must not make the check stop applying).
+A run that is partial against the baseline (interrupted, a shard, or missing tasks
+the baseline ran, as a quick ``--limit 1`` try is) is a trial run: it is passed over
+and named in ``partial``, so it neither blocks a push nor hides the full run before
+it; ``eval compare --fail-on-regression`` still fails on it, and CI runs the full
+suite. When the candidate is the baseline itself
+there is nothing to check. A suite edited since the baseline is still checked on its
+unchanged tasks, and the tasks the baseline cannot judge are listed instead of
+silently skipped.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class BaselineCheck:
     uncovered: list[str] = field(default_factory=list)
     regressions: list[str] = field(default_factory=list)
     comparison: compare.Comparison | None = None
+    partial: list[str] = field(default_factory=list)  # newer partial runs passed over
 
     @property
     def ok(self) -> bool:
@@ -49,15 +55,31 @@ def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None) -> li
         if base_entry is None:
             continue
         same_suite = [e for e in visible if e.data.suite == base_entry.data.suite]
-        if not same_suite or same_suite[-1].run_id == base_entry.run_id:
+        partial: list[str] = []
+        chosen: compare.Comparison | None = None
+        base_run = None
+        for entry in reversed(same_suite):
+            if entry.run_id == base_entry.run_id:
+                break
+            base_run = base_run or store.load_run(ledger, base_entry.run_id)
+            result = compare.compare(store.load_run(ledger, entry.run_id), base_run,
+                                     a_ref=entry.run_id, b_ref=f"baseline:{baseline.name}")
+            if result.missing or "A" in result.interrupted or result.a_partial:
+                partial.append(entry.run_id)
+                continue
+            chosen = result
+            break
+        if chosen is None:
+            if partial:
+                checks.append(BaselineCheck(
+                    baseline=baseline.name, baseline_run=base_entry.run_id,
+                    suite=base_entry.data.suite, latest_run=partial[0], partial=partial))
             continue
-        latest = same_suite[-1]
-        result = compare.compare(store.load_run(ledger, latest.run_id),
-                                 store.load_run(ledger, base_entry.run_id),
-                                 a_ref=latest.run_id, b_ref=f"baseline:{baseline.name}")
         checks.append(BaselineCheck(
             baseline=baseline.name, baseline_run=base_entry.run_id, suite=base_entry.data.suite,
-            latest_run=latest.run_id, failures=compare.gate_failures(result, policy),
-            uncovered=result.uncovered, regressions=[c.task_id for c in result.regressions],
-            comparison=result))
+            latest_run=chosen.a_ref, failures=compare.gate_failures(chosen, policy),
+            uncovered=chosen.uncovered, regressions=[c.task_id for c in chosen.regressions],
+            comparison=chosen, partial=partial))
     return checks
+
+

@@ -126,6 +126,14 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts,
 
     refusals = []
     for check in check_baselines(Ledger(repo, facts.branch)):
+        if check.partial and warnings is not None:
+            warnings.append(
+                f"suite {check.suite}: partial run(s) {', '.join(check.partial[:3])} (--limit, "
+                "--tag, a shard or interrupted) not checked against baseline "
+                f"{check.baseline}" + ("" if check.comparison is not None else
+                                       "; no full run since the baseline"))
+        if check.comparison is None:
+            continue
         if check.uncovered and warnings is not None:
             warnings.append(
                 f"baseline {check.baseline} no longer covers {len(check.uncovered)} task(s) of "

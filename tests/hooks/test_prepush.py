@@ -186,15 +186,34 @@ def test_an_edited_suite_is_still_checked_and_uncovered_tasks_are_reported(
     tasks.insert(1, {"id": "brand_new", "input": "What is 1 + 1?", "expected": 2,
                      "grader": "numeric_tolerance"})
     suite.write_text(yaml.safe_dump(document, sort_keys=False))
-    assert cli("eval", "run", str(suite), "--agent", "reference-v1", "--offline", "--limit", "5",
+    assert cli("eval", "run", str(suite), "--agent", "reference-v1", "--offline", "--limit", "6",
                "--no-isolation").code == 0
     baseline, latest = _latest_runs(hooked)
     result = run_git(hooked, "push", "-q", "origin", "main")
     assert result.code == 1, result
     # The suite hash changed, and the unchanged tasks still gate the push.
     assert (f"- suite reference: the latest run {latest} regresses against baseline main (run "
-            f"{baseline}): 2 task(s) passed there and fail now; 1 task(s) of the suite missing "
-            "from the candidate run: square_root_of_two") in result.err
+            f"{baseline}): 2 task(s) passed there and fail now") in result.err
     assert "    multiply\n    average_two_numbers\n" in result.err
     assert ("baseline main no longer covers 2 task(s) of suite reference (brand_new, "
             "power_of_two)") in result.err
+
+
+def test_a_trial_run_is_passed_over_with_a_warning_and_the_full_run_before_it_checked(
+        hooked: Path, remote: Path, cli: Callable[..., Proc]) -> None:
+    _eval(cli, "reference-v2")
+    assert cli("baseline", "pin", "main").code == 0
+    assert cli("eval", "run", SUITE, "--agent", "reference-v1", "--offline", "--limit", "1",
+               "--no-isolation").code == 0
+    _baseline, trial = _latest_runs(hooked)
+    result = run_git(hooked, "push", "-q", "origin", "main")
+    assert result.code == 0, result
+    assert (f"suite reference: partial run(s) {trial} (--limit, --tag, a shard or interrupted) "
+            "not checked against baseline main; no full run since the baseline") in result.err
+    _eval(cli, "reference-v1")  # a full regressing run, then another trial on top of it
+    assert cli("eval", "run", SUITE, "--agent", "reference-v2", "--offline", "--limit", "1",
+               "--no-isolation").code == 0
+    _, _, full, _ = _latest_runs(hooked)
+    result = run_git(hooked, "push", "-q", "origin", "main")
+    assert result.code == 1, result
+    assert f"the latest run {full} regresses against baseline main" in result.err
