@@ -25,13 +25,18 @@ import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from meridian.errors import ConfigError
 
 if TYPE_CHECKING:
     from meridian.config import EvaluatorSettings
-    from meridian.evaluators._base import Assessment, Evaluator, EvaluatorUnavailable
+    from meridian.evaluators._base import (
+        Assessment,
+        Evaluator,
+        EvaluatorUnavailable,
+        ModelEvaluator,
+    )
     from meridian.evaluators.heuristic import objective_findings, scan_files
     from meridian.evaluators.models import (
         DEFAULT_WEIGHTS,
@@ -174,7 +179,7 @@ def evaluate(
     else:
         # The offline scan runs under every evaluator; a model is shown its findings.
         scanned = bundle_findings(bundle, disabled_checks)
-        assessment = evaluator.assess(bundle, scanned)
+        assessment = cast("ModelEvaluator", evaluator).assess(bundle, scanned)
         issues = _with_objective_findings(assessment.issues, scanned)
     summary = assessment.summary
     if settings.kind == "auto":  # say which evaluator auto chose, and why

@@ -171,7 +171,8 @@ class _Tally:
             self.attempts += 1
 
     def add(self, body: dict[str, Any], request_id: str | None) -> None:
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        found = body.get("usage")
+        usage: dict[str, Any] = found if isinstance(found, dict) else {}
 
         def tokens(key: str) -> int:
             value = usage.get(key)

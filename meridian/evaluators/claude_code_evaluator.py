@@ -188,7 +188,8 @@ class ClaudeCodeEvaluator:
             stdout = self._run(request.stable + request.volatile, env, deadline, started, number)
             report, data = self._parse(stdout)
             reports.append(report)
-            raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            found = data.get("usage")
+            raw: dict[str, Any] = found if isinstance(found, dict) else {}
 
             def tokens(key: str, raw: dict[str, Any] = raw) -> int:
                 value = raw.get(key)
