@@ -346,6 +346,15 @@ def commits_touching(repo: Repository, since: int, until: int,
     return sorted(found)
 
 
+def unreachable_commits(repo: Repository) -> list[str]:
+    """Commits no ref reaches (a deleted branch's, until ``git gc`` prunes them)."""
+    proc = git(["fsck", "--unreachable", "--no-reflogs", "--no-progress"], cwd=repo.path,
+               check=False)
+    # With no ref at all, git reports them as "dangling" rather than "unreachable".
+    return [line.split()[2] for line in proc.stdout.splitlines()
+            if line.startswith(("unreachable commit ", "dangling commit "))]
+
+
 def is_ancestor(repo: Repository, ancestor: Oid, descendant: Oid) -> bool:
     return ancestor == descendant or repo.descendant_of(descendant, ancestor)
 

@@ -1,8 +1,20 @@
-"""``meridian status [--json] [--strict]``: every gate in dependency order with its state."""
+"""``meridian status [--json] [--strict]``: every gate in dependency order with its state.
+
+Status tells the truth about where its answer comes from:
+
+- a project with ``.meridian/config.yaml`` and no state branch is an error (exit 2), not
+  a fresh project: the gate history is missing, and the message says how to get it
+  back (``meridian sync`` when the remote has it, the last state commit this clone saw,
+  a fetch from another clone) or start a new one on purpose (``meridian init``);
+- when the remote-tracking branch (as of the last fetch; status never opens the
+  network) has state commits this clone lacks, the listing says so and names
+  ``meridian sync``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,27 +25,121 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "reopened) or a pass is forged or inconsistent")
 
 
+def _last_seen_tip(project: Any) -> str | None:
+    """The newest state commit still in this repository that no branch reaches: the
+    deleted branch's tip (until `git gc` prunes it), else the one the hooks' caches name."""
+    import json
+
+    from meridian import gitio
+    from meridian.gates.snapshot import cache_path as snapshot_path
+    from meridian.verify import cache_path as verified_path
+
+    found: dict[str, gitio.CommitInfo] = {}
+    for oid in gitio.unreachable_commits(project.repo):
+        info = gitio.commit_info(project.repo, gitio.Oid(hex=oid))
+        if "Meridian-Event" in info.trailers or "Meridian-Record" in info.trailers:
+            found[oid] = info
+    parents = {str(p) for info in found.values() for p in info.parents}
+    tips = sorted((i for o, i in found.items() if o not in parents), key=lambda i: i.time)
+    if tips:
+        return str(tips[-1].oid)
+    cached = []
+    try:
+        cached.append(verified_path(project.ledger).read_text().strip())
+    except OSError:
+        pass
+    try:
+        cached.append(str(json.loads(snapshot_path(project.repo, project.ledger.branch)
+                                     .read_text())["tip"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    for candidate in cached:
+        try:
+            gitio.commit_info(project.repo, gitio.Oid(hex=candidate))
+            return candidate
+        except (ValueError, KeyError, AssertionError):
+            continue
+    return None
+
+
+def missing_branch_error(project: Any) -> str:
+    """Why a configured project without its state branch cannot be shown, and the way out."""
+    from meridian import gitio
+
+    ledger, remote = project.ledger, project.config.remote
+    branch = ledger.branch
+    tracking = gitio.ref_target(project.repo, ledger.remote_refname(remote))
+    head = (f"no state branch {branch} in this repository, although .meridian/config.yaml "
+            "says it uses Meridian: the gate history is missing, not empty, so the gates "
+            "cannot be shown")
+    if tracking is not None:
+        return (f"{head}. The remote {remote} has it ({remote}/{branch} at "
+                f"{str(tracking)[:10]}, as of the last fetch): run `meridian sync` to bring it "
+                "here")
+    ways = []
+    seen = _last_seen_tip(project)
+    if seen is not None:
+        ways.append(f"`git branch {branch} {seen[:12]}` restores the last state commit this "
+                    "clone saw (then `meridian verify`)")
+    if gitio.has_remote(project.repo, remote):
+        ways.append(f"`meridian sync` fetches it from {remote} if {remote} has it")
+    ways.append(f"from another clone that has it: `git fetch CLONE {branch}:{branch}`")
+    ways.append("to start a new, empty history on purpose: `meridian init`")
+    return f"{head}. Restore it: " + "; or ".join(ways)
+
+
+def remote_state(project: Any) -> dict[str, Any] | None:
+    """How the local state branch compares with the remote-tracking one (None: no remote
+    branch known here). Counts are commits, as of the last fetch."""
+    from meridian import gitio
+
+    ledger, remote = project.ledger, project.config.remote
+    tracking = gitio.ref_target(project.repo, ledger.remote_refname(remote))
+    local = ledger.tip()
+    if tracking is None or local is None:
+        return None
+    behind = sum(1 for _ in gitio.walk(project.repo, tracking, hide=[local]))
+    ahead = sum(1 for _ in gitio.walk(project.repo, local, hide=[tracking]))
+    hint = None
+    if behind:
+        hint = (f"{remote}/{ledger.branch} has {behind} state commit(s) this clone lacks (as of "
+                f"the last fetch), so gates may be further along than shown: run `meridian sync`")
+    elif ahead:
+        hint = (f"this clone has {ahead} state commit(s) {remote} lacks: `meridian sync` "
+                "shares them")
+    return {"remote": remote, "ref": f"{remote}/{ledger.branch}", "behind": behind,
+            "ahead": ahead, "hint": hint}
+
+
 def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    from meridian.config import CONFIG_PATH
+    from meridian.errors import MeridianError
     from meridian.gates.lifecycle import open_project
     from meridian.gates.report import identity_lines, status_lines, summary_line
     from meridian.gates.state import derive_states, stale_reason
 
     project = open_project(".")
+    if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
+        raise MeridianError(missing_branch_error(project))
     statuses = list(derive_states(project.ledger, project.graph).values())
     stale_statuses = [s for s in statuses if s.state == "stale"]
     stale = [s.gate for s in stale_statuses]
+    remote = remote_state(project)
     if args.json:
         print(json.dumps({"branch": project.ledger.branch,
-                          "gates": [s.to_json() for s in statuses], "stale": stale}, indent=2))
+                          "gates": [s.to_json() for s in statuses], "stale": stale,
+                          "remote": remote}, indent=2))
     else:
         for line in status_lines(statuses):
             print(line)
         for line in identity_lines(statuses):
             print(line)
         print(summary_line(statuses))
+        if remote is not None and remote["hint"]:
+            print(f"note: {remote['hint']}")
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
         reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)
