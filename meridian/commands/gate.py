@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     submit.add_argument("--self-score", type=float, metavar="N",
                         help="your own 0-10 score, recorded next to the evaluator's (never shown to it)")
     submit.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    submit.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress while the checks and the evaluator run (the verdict "
+                        "is still printed)")
 
     approve = verbs.add_parser("approve", help="a human approves a gate whose verdict passed")
     approve.add_argument("gate", metavar="GATE")
@@ -64,7 +67,12 @@ def _submit(project: Any, args: argparse.Namespace) -> int:
     from meridian.gates.lifecycle import submit_gate
     from meridian.gates.report import verdict_lines
 
-    result = submit_gate(project, args.gate, args.self_score)
+    progress = None if args.quiet else submit_progress(sys.stderr)
+    try:
+        result = submit_gate(project, args.gate, args.self_score, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     verdict = result.verdict
     approval_needed = verdict.passed and project.graph.gate(args.gate).approval is not None
     if args.json:
@@ -86,6 +94,92 @@ def _submit(project: Any, args: argparse.Namespace) -> int:
         raise Blocked(f"gate {args.gate} failed: overall {verdict.overall} "
                       f"(threshold {verdict.threshold}), {high} high-severity issue(s)")
     return 0
+
+
+class PlainProgress:
+    """One line per step on a stream that is not a terminal (a CI log, a pipe)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def _say(self, text: str) -> None:
+        print(f"meridian: {text}", file=self.out, flush=True)
+
+    def started(self, index: int, total: int, command: str) -> None:
+        self._say(f"check {index}/{total} running: {command}")
+
+    def running(self, index: int, total: int, command: str, elapsed_s: float) -> None:
+        from meridian.durations import human_hours
+
+        self._say(f"check {index}/{total} still running after {human_hours(elapsed_s / 3600)}: "
+                  f"{command}")
+
+    def finished(self, index: int, total: int, result: Any) -> None:
+        self._say(f"check {index}/{total} {_outcome(result)} in {_seconds(result.duration_s)}: "
+                  f"{result.command}")
+
+    def evaluating(self, evaluator: str) -> None:
+        self._say(f"evaluating with the {evaluator} evaluator")
+
+    def close(self) -> None:
+        return None
+
+
+class RichProgress(PlainProgress):
+    """A live display on a terminal: a spinner and the elapsed time for each check."""
+
+    def __init__(self, out: Any) -> None:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        super().__init__(out)
+        self.display = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), console=Console(file=out),
+                                transient=False)
+        self.tasks: dict[int, Any] = {}
+        self.display.start()
+
+    def started(self, index: int, total: int, command: str) -> None:
+        from rich.markup import escape
+
+        self.tasks[index] = self.display.add_task(f"check {index}/{total}: {escape(command)}",
+                                                  total=1)
+
+    def running(self, index: int, total: int, command: str, elapsed_s: float) -> None:
+        return None  # the display keeps its own clock
+
+    def finished(self, index: int, total: int, result: Any) -> None:
+        from rich.markup import escape
+
+        self.display.update(self.tasks[index], completed=1, description=(
+            f"check {index}/{total} {_outcome(result)}: {escape(result.command)}"))
+
+    def evaluating(self, evaluator: str) -> None:
+        self.tasks[0] = self.display.add_task(f"evaluating with the {evaluator} evaluator",
+                                              total=None)
+
+    def close(self) -> None:
+        if 0 in self.tasks:
+            self.display.update(self.tasks[0], total=1, completed=1)
+        self.display.stop()
+
+
+def _outcome(result: Any) -> str:
+    if result.timed_out:
+        return "timed out"
+    if result.exit_code is None:
+        return "could not start"
+    return "ok" if result.exit_code == 0 else f"FAILED (exit {result.exit_code})"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 60 else f"{value / 60:.1f} min"
+
+
+def submit_progress(out: Any) -> PlainProgress:
+    """A live display on a terminal, plain lines otherwise."""
+    isatty = getattr(out, "isatty", None)
+    return RichProgress(out) if callable(isatty) and isatty() else PlainProgress(out)
 
 
 def _approve(project: Any, args: argparse.Namespace) -> int:

@@ -5,6 +5,10 @@ Each check runs from the repository root in its own process group, with the
 repository, not the hook's index), ``MERIDIAN_GATE`` set to the gate id and
 ``MERIDIAN_PYTHON`` to Meridian's interpreter. A check that outlives
 its timeout is killed with its whole process group and counts as failed.
+
+``run_checks`` reports to an optional ``CheckProgress`` as it goes (each check's start,
+a heartbeat every ``HEARTBEAT_S`` while it runs, its result with the elapsed time), so
+`meridian gate submit` can stream progress instead of running a long suite in silence.
 """
 
 from __future__ import annotations
@@ -14,14 +18,28 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from meridian import gitio
 from meridian.evaluators.models import CheckResult
 from meridian.gates.graph import CheckSpec
 
 MAX_OUTPUT_CHARS = 20_000
+HEARTBEAT_S = 30.0
+
+
+class CheckProgress(Protocol):
+    """Told about each check as it runs (``index`` counts from 1 up to ``total``)."""
+
+    def started(self, index: int, total: int, command: str) -> None: ...
+
+    def running(self, index: int, total: int, command: str, elapsed_s: float) -> None: ...
+
+    def finished(self, index: int, total: int, result: CheckResult) -> None: ...
+
+    def evaluating(self, evaluator: str) -> None: ...
 
 
 def _tail(text: str) -> str:
@@ -39,7 +57,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         return
 
 
-def run_check(spec: CheckSpec, root: Path, gate: str) -> CheckResult:
+def run_check(spec: CheckSpec, root: Path, gate: str, *,
+              on_tick: Callable[[float], None] | None = None,
+              tick_s: float = HEARTBEAT_S) -> CheckResult:
+    """Run one check; ``on_tick(elapsed_s)`` is called every ``tick_s`` while it runs."""
     env = gitio.clean_env()
     env["MERIDIAN_GATE"] = gate
     # The interpreter Meridian runs in, so a check can reach Meridian's own modules
@@ -53,13 +74,23 @@ def run_check(spec: CheckSpec, root: Path, gate: str) -> CheckResult:
         )
     except OSError as exc:
         return CheckResult(command=spec.run, exit_code=None, output=f"could not start: {exc}")
+    timed_out = False
     try:
-        raw, _ = proc.communicate(timeout=spec.timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raw, _ = proc.communicate()
-        timed_out = True
+        while True:
+            # Waiting in slices loses no output (communicate may be retried after a
+            # timeout) and lets a heartbeat say the check is still running.
+            remaining = spec.timeout - (time.monotonic() - started)
+            try:
+                raw, _ = proc.communicate(timeout=max(0.0, min(remaining, tick_s)))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() - started >= spec.timeout:
+                    _kill_group(proc)
+                    raw, _ = proc.communicate()
+                    timed_out = True
+                    break
+                if on_tick is not None:
+                    on_tick(time.monotonic() - started)
     finally:
         # A check that left background children behind must not outlive the gate.
         if proc.returncode is not None:
@@ -76,6 +107,21 @@ def run_check(spec: CheckSpec, root: Path, gate: str) -> CheckResult:
     )
 
 
-def run_checks(specs: Sequence[CheckSpec], root: Path, gate: str) -> list[CheckResult]:
+def run_checks(specs: Sequence[CheckSpec], root: Path, gate: str,
+               progress: CheckProgress | None = None) -> list[CheckResult]:
     """Every check, in order; a failure does not stop the rest (the evaluator sees all)."""
-    return [run_check(spec, root, gate) for spec in specs]
+    results = []
+    total = len(specs)
+    for index, spec in enumerate(specs, start=1):
+        if progress is None:
+            results.append(run_check(spec, root, gate))
+            continue
+        progress.started(index, total, spec.run)
+
+        def tick(elapsed: float, index: int = index, command: str = spec.run) -> None:
+            progress.running(index, total, command, elapsed)
+
+        result = run_check(spec, root, gate, on_tick=tick)
+        progress.finished(index, total, result)
+        results.append(result)
+    return results

@@ -117,7 +117,8 @@ class Submission:
     warnings: list[str] = field(default_factory=list)  # the verdict stands; something else did not
 
 
-def submit_gate(project: Project, gate: str, self_score: float | None = None) -> Submission:
+def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
+                progress: checks.CheckProgress | None = None) -> Submission:
     """Run checks, build the bundle, evaluate, record the verdict (pass or fail).
 
     Raises Blocked when the submission is refused or the evaluator was unavailable
@@ -151,7 +152,7 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     snap = artifacts.snapshot(project.repo, project.root, spec.artifacts)
     if requirement is not None:
         completion.remove_old_report(project.root, requirement)
-    results = checks.run_checks(spec.checks, project.root, gate)
+    results = checks.run_checks(spec.checks, project.root, gate, progress)
     # The check results go into a verdict bound to ``snap.subject``: they must have run
     # on exactly those files, not on something swapped in while they ran.
     after = artifacts.snapshot(project.repo, project.root, spec.artifacts)
@@ -180,6 +181,10 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None) ->
     # even if a check rewrites gates.yaml (the gate then shows stale).
     defined = gate_definition.definition(project.graph, gate)
     settings = evaluator_settings(project.config, spec)
+    if progress is not None:
+        from meridian.evaluators import resolve_kind
+
+        progress.evaluating(resolve_kind(settings))
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
     verdict = completion.add_issues(verdict, features.issues)
     verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})

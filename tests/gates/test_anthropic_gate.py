@@ -107,7 +107,7 @@ def test_a_high_issue_from_claude_fails_the_gate_whatever_its_label(docs_gate, m
                                                                     cli, events) -> None:
     messages_api.answer(_ok(STUB_FOUND))
     cli("gate", "start", "docs")
-    result = cli("gate", "submit", "docs")
+    result = cli("gate", "submit", "docs", "--quiet")
     assert result.code == 2
     assert result.err == ("meridian: gate docs failed: overall 9.0 (threshold 7.0), "
                           "1 high-severity issue(s)\n")
@@ -139,14 +139,14 @@ def test_an_unavailable_api_leaves_the_gate_unchanged(docs_gate, messages_api, c
     # First a real verdict (failed), so "unchanged" means more than "still in progress".
     messages_api.answer(_ok(STUB_FOUND))
     cli("gate", "start", "docs")
-    assert cli("gate", "submit", "docs").code == 2
+    assert cli("gate", "submit", "docs", "--quiet").code == 2
     failed_verdict = events("gate.failed")[-1].data["verdict"]
     before = cli("status", "--json").out
     asked_before = len(messages_api.requests)
 
     write(docs_gate, "docs/guide.md", "# Guide\n\nInstall with pip, run `tool --help`.\n")
     messages_api.answer(reply)
-    result = cli("gate", "submit", "docs")
+    result = cli("gate", "submit", "docs", "--quiet")
     assert result.code == 2
     match = re.fullmatch(
         r"meridian: docs: evaluator anthropic:claude-sonnet-4-6 was unavailable: (.*) "

@@ -131,7 +131,7 @@ def test_planted_stub_fails_with_its_file_and_line_then_passes_when_replaced(
         calc_project, cli, events) -> None:
     assert cli("gate", "start", "calc", "--estimate", "1.5").code == 0
 
-    failed = cli("gate", "submit", "calc", "--self-score", "9")
+    failed = cli("gate", "submit", "calc", "--self-score", "9", "--quiet")
     assert failed.code == 2
     assert failed.err.startswith("meridian: gate calc failed: overall ")
     lines = failed.out.splitlines()
@@ -151,7 +151,7 @@ def test_planted_stub_fails_with_its_file_and_line_then_passes_when_replaced(
 
     write(calc_project, "src/calc.py", REAL)
     write(calc_project, "tests/test_calc.py", TESTS)
-    passed = cli("gate", "submit", "calc")
+    passed = cli("gate", "submit", "calc", "--quiet")
     assert passed.code == 0, passed
     assert passed.out.startswith("gate calc: PASSED  overall ")
     assert "    ok    \"$MERIDIAN_PYTHON\" -m pytest" in passed.out
@@ -355,7 +355,7 @@ def test_artifacts_changed_by_a_check_refuse_the_submission(project, write_gates
     """)
     write(project, "docs/guide.md", "# Guide\n\nInstall with pip.\n")
     cli("gate", "start", "docs")
-    result = cli("gate", "submit", "docs")
+    result = cli("gate", "submit", "docs", "--quiet")
     assert result.code == 2
     assert result.err == (
         "meridian: cannot submit docs: its artifacts changed while its checks ran "
@@ -464,7 +464,7 @@ def test_misconfigured_evaluator_gives_no_verdict_and_leaves_the_gate(project, w
             evaluate: {evaluator: command}
     """)
     cli("gate", "start", "docs")
-    result = cli("gate", "submit", "docs")
+    result = cli("gate", "submit", "docs", "--quiet")
     assert result.code == 2
     assert result.err.startswith("meridian: evaluator.command: required when evaluator.kind is "
                                  "'command'")
