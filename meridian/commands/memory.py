@@ -162,7 +162,7 @@ def _list(ledger: Ledger, kind: Any, args: argparse.Namespace) -> int:
     columns = {
         "semantic": ("id", "validations", "confidence", "text", "context", "gates"),
         "episodic": ("time (UTC)", "session", "event", "gate", "outcome", "notes"),
-        "corrections": ("date", "id", "gate", "predicted h", "actual h", "ratio",
+        "corrections": ("date", "id", "gate", "predicted", "actual", "ratio",
                         "root cause", "next action", "amends"),
     }[kind.label]
     table = Table(box=None, pad_edge=False)
@@ -196,7 +196,10 @@ def _cells(label: str, record: Any, counts: Any) -> list[str]:
         return [data.get("at", record.ts)[:19].replace("T", " "), text("session"),
                 text("event"), text("gate"), text("outcome"), text("notes")]
     amends = data.get("amends")
-    return [when, record.id[:8], text("gate"), text("predicted_hours"), text("actual_hours"),
+    from meridian.durations import human_hours
+
+    return [when, record.id[:8], text("gate"), human_hours(data.get("predicted_hours")),
+            human_hours(data.get("actual_hours")),
             text("ratio"), text("root_cause"), text("next_action"),
             amends[:8] if amends else "-"]
 

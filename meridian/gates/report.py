@@ -128,7 +128,9 @@ def _event_text(record: Record) -> str:
         if kind == ev.REOPENED:
             parts.append(f"reason: {data.get('reason')}")
         if data.get("estimate_hours") is not None:
-            parts.append(f"estimate {data['estimate_hours']:g}h")
+            from meridian.durations import human_hours
+
+            parts.append(f"estimate {human_hours(data['estimate_hours'])}")
         if data.get("base_commit"):
             parts.append(f"base {str(data['base_commit'])[:10]}")
         return ", ".join(parts)

@@ -306,9 +306,9 @@ def _calibration(report: HealthReport) -> str:
                            ("multiplier", trend, COLORS["b"], False)], reference=1.0))
     shown = cal.corrections[-50:]
     out.append(_folded(f"the last {len(shown)} corrections",
-                       table(["when (UTC)", "gate", "predicted h", "actual h", "ratio", "multiplier"],
-                             [(p.ts[:16].replace("T", " "), p.gate, number(p.predicted_hours),
-                               number(p.actual_hours), number(p.ratio), number(p.multiplier))
+                       table(["when (UTC)", "gate", "predicted", "actual (active)", "ratio", "multiplier"],
+                             [(p.ts[:16].replace("T", " "), p.gate, duration(p.predicted_hours),
+                               duration(p.actual_hours), number(p.ratio), number(p.multiplier))
                               for p in shown], {2, 3, 4, 5}), len(shown)))
     return "".join(out)
 
