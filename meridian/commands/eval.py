@@ -271,7 +271,9 @@ def _summary_lines(run: Any) -> list[str]:
         + (f"  shard {run.settings.shard.label()}" if run.settings.shard else "")
         + ("  INTERRUPTED (partial)" if run.interrupted else ""),
         (f"passed {s.passed}/{graded} ({_pct(s.pass_rate)})  failed {s.failed}  "
-         f"infra errors {s.infra_errors}  cost ${s.cost_usd:.4f}"),
+         f"infra errors {s.infra_errors}  cost ${s.cost_usd:.4f}"
+         + (f" ({s.usage_unreported} trial(s) reported no usage: cost unknown)"
+            if s.usage_unreported else "")),
     ]
     if run.settings.epochs > 1:
         lines.append("  ".join(f"pass@{k} {_pct(v)}  pass^{k} {_pct(s.pass_hat_k[k])}"
@@ -409,10 +411,13 @@ def _report_unstored(run: Any, args: argparse.Namespace) -> None:
 
 def _regrade(args: argparse.Namespace) -> int:
     from meridian.evals.run import regrade
-    from meridian.evals.runner import new_run_id
+    from meridian.evals.runner import new_run_id, refuse_without_model_key
 
     ledger = _ledger() if args.store else _ledger_or_none()
     source, label = _load_ref(ledger, args.run)
+    refuse_without_model_key([e.task for e in source.results
+                              if any(t.trajectory is not None for t in e.trials)],
+                             offline=args.offline)
     new = regrade(source, offline=args.offline).model_copy(
         update={"run_id": new_run_id(), "regraded_from": source.run_id or label})
     if args.store:

@@ -70,6 +70,7 @@ class Metrics:
     cost_per_task: float | None
     p95_latency_s: float | None  # None when the run carries no timings
     tool_error_rate: float | None
+    usage_unreported: int = 0  # graded trials whose agent reported no tokens and no cost
 
     @classmethod
     def of(cls, run: Run) -> Metrics:
@@ -86,6 +87,7 @@ class Metrics:
             cost_per_task=round(sum(costs) / len(costs), 10) if costs else None,
             p95_latency_s=summary.p95_latency_s if run.timings else None,
             tool_error_rate=summary.tool_error_rate,
+            usage_unreported=summary.usage_unreported,
         )
 
 
@@ -410,6 +412,10 @@ def render_text(c: Comparison) -> str:
     lines.append(f"B: {c.b_ref}  {_one_line(c.b_agent)}")
     for side in c.interrupted:
         lines.append(f"WARNING: run {side} was interrupted (partial)")
+    for side, metrics in (("A", c.a), ("B", c.b)):
+        if metrics.usage_unreported:
+            lines.append(f"note: {metrics.usage_unreported} trial(s) of {side} reported no usage "
+                         "(their cost is unknown, counted as $0)")
     lines.append("")
     lines.append(f"{'':<16}{'A':>10}{'B':>10}{'delta':>9}")
     for name, a, b, delta in metric_rows(c):

@@ -168,6 +168,9 @@ class Summary(_Strict):
     median_steps: float | None
     tool_error_rate: float | None
     p95_latency_s: float | None
+    # Graded trials whose agent reported no tokens and no cost: their cost is unknown
+    # (counted as $0), so a cost figure over them is a floor, not a measurement.
+    usage_unreported: int = 0
 
 
 class Run(BaseModel):
@@ -275,6 +278,7 @@ def summarize(results: Sequence[TaskEntry], epochs: int, *, timings: bool = True
                          if tool_steps else None),
         p95_latency_s=(stats.percentile([traj.latency_s for traj in trajectories], 95)
                        if timings else None),
+        usage_unreported=sum(1 for traj in trajectories if not traj.usage_reported),
     )
 
 

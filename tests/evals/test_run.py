@@ -206,3 +206,19 @@ def test_portable_form_keeps_only_the_verdict_of_wall_clock_graders() -> None:
     assert runfile.export_bytes(over) != runfile.export_bytes(fast)  # the verdict stays
     [_, latency] = json.loads(runfile.export_bytes(over))["results"][0]["trials"][0]["scores"]
     assert (latency["passed"], latency["value"], latency["detail"]) == (False, 0.0, "")
+
+
+def test_trials_that_reported_no_usage_are_counted_and_flagged() -> None:
+    from meridian.evals import compare as cmp
+    from meridian.evals.graders import run_grader
+    from meridian.evals.types import Task
+
+    run = make_run({"a": "pass", "b": "pass"}, b={"cost": 0.0})
+    assert run.summary.usage_unreported == 1
+    assert "note: 1 trial(s) of A reported no usage" in cmp.render_text(cmp.compare(run, run))
+    trajectory = run.results[1].trials[0].trajectory
+    assert trajectory is not None and not trajectory.usage_reported
+    score = run_grader("cost_budget", {}, Task(id="b", input="q", cost_budget_usd=0.01),
+                       trajectory, offline=True)
+    assert score.passed and score.detail.endswith("[no usage reported: cost unknown, counted as $0]")
+    assert score.metadata["usage_reported"] is False
