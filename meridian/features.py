@@ -80,8 +80,8 @@ def load_features(path: Path) -> list[Feature]:
     """The features of ``path``; a ConfigError naming file and line when malformed."""
     if not yamlio.present(path):
         raise ConfigError(f"{yamlio.display_path(path)}: file not found; list your features and "
-                          "the tests that prove them there (an example with comments: "
-                          ".meridian-template/features.yaml in Meridian's repository)")
+                          "the tests that prove them there (`meridian init --features` writes "
+                          "a commented example to start from)")
     located = yamlio.load(path)
     if located.data is None:
         return []

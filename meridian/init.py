@@ -46,12 +46,12 @@ def _fetch_remote_state(ledger: Ledger, remote: str, outcome: Outcome) -> bool:
 
 
 def initialise(path: str, *, template: str | None = None, hooks: bool = True,
-               claude: bool = False, ci: str | None = None) -> Outcome:
+               claude: bool = False, ci: str | None = None, features: bool = False) -> Outcome:
     repo = gitio.open_repo(path)
     root = gitio.workdir(repo)
     if root is None:
         raise MeridianError(f"{repo.path}: a bare repository has no work tree; run init in a clone")
-    from meridian import rules, templates
+    from meridian import rules, schemas, templates
     from meridian.hooks import ci as ci_templates
     from meridian.hooks import claude_settings, install
 
@@ -66,6 +66,7 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
     else:
         config_file.parent.mkdir(parents=True, exist_ok=True)
         config_file.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+        schemas.annotate(config_file, root, "config")
         outcome.created.append(str(CONFIG_PATH))
     config = load_config(root)
     ledger = Ledger(repo, config.branch)
@@ -80,10 +81,30 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
         outcome.created.append(f"branch {config.branch}")
 
     written = rules.write_default_rules(root)
+    if written:
+        schemas.annotate(written, root, "rules")
     (outcome.created if written else outcome.kept).append(config.paths.rules)
+    gates_file = root / config.paths.gates
     if template:
         for created in templates.install_template(template, root):
+            if Path(created) == gates_file:
+                schemas.annotate(created, root, "gates")
             outcome.created.append(str(Path(created).relative_to(root)))
+    if features:
+        features_file = root / config.paths.features
+        if features_file.exists():
+            outcome.kept.append(config.paths.features)
+        else:
+            features_file.parent.mkdir(parents=True, exist_ok=True)
+            features_file.write_bytes(
+                (templates.template_root() / "features.yaml").read_bytes())
+            schemas.annotate(features_file, root, "features")
+            outcome.created.append(config.paths.features)
+    copied, new_folder = schemas.install(root)
+    if new_folder:
+        outcome.created.append(f"{schemas.PROJECT_SCHEMAS}/ (JSON Schemas for editors)")
+    elif copied:
+        outcome.created.append(f"{schemas.PROJECT_SCHEMAS}/ (updated: {', '.join(copied)})")
     if hooks:
         install.install_for_init(repo, outcome)
     if claude:

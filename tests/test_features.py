@@ -277,5 +277,13 @@ def test_a_project_without_features_yaml_is_told_where_to_start(
     assert main(["features", "--junit", "r.xml", "--no-record"]) == 2
     assert capsys.readouterr().err == (
         "meridian: .meridian/features.yaml: file not found; list your features and the tests "
-        "that prove them there (an example with comments: .meridian-template/features.yaml in "
-        "Meridian's repository)\n")
+        "that prove them there (`meridian init --features` writes a commented example to start "
+        "from)\n")
+    # and it does: the example is valid as written, and init never overwrites it
+    assert main(["init", "--no-hooks", "--features"]) == 0
+    written = (repo / ".meridian" / "features.yaml").read_text()
+    assert written.startswith("# yaml-language-server: $schema=schemas/features.schema.json\n")
+    assert main(["features", "--junit", "r.xml", "--no-record"]) == 0
+    (repo / ".meridian" / "features.yaml").write_text("version: 1\nfeatures: []\n")
+    assert main(["init", "--no-hooks", "--features"]) == 0
+    assert (repo / ".meridian" / "features.yaml").read_text() == "version: 1\nfeatures: []\n"

@@ -13,6 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--claude", action="store_true",
                         help="add Meridian's hooks to .claude/settings.json")
     parser.add_argument("--ci", choices=["github"], help="copy a CI workflow template")
+    parser.add_argument("--features", action="store_true",
+                        help="write a commented .meridian/features.yaml for `meridian features` "
+                        "(never overwrites one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
             print(name)
         return 0
     outcome = init.initialise(
-        ".", template=args.template, hooks=not args.no_hooks, claude=args.claude, ci=args.ci
+        ".", template=args.template, hooks=not args.no_hooks, claude=args.claude, ci=args.ci,
+        features=args.features,
     )
     for line in outcome.lines():
         print(line)

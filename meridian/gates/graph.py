@@ -9,7 +9,6 @@ are printed as a path (``a -> b -> c -> a``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -338,8 +337,11 @@ def dependency_order(specs: dict[str, GateSpec]) -> list[str]:
 
 
 def schema_json() -> str:
-    """The published JSON Schema of gates.yaml (stable text: sorted keys, 2-space indent)."""
-    return json.dumps(GatesFile.model_json_schema(), indent=2, sort_keys=True) + "\n"
+    """The published JSON Schema of gates.yaml (stable text: sorted keys, 2-space indent;
+    with ``$schema`` and a title: ``meridian.schemas``)."""
+    from meridian import schemas
+
+    return schemas.render(schemas.gates_schema())
 
 
 if __name__ == "__main__":

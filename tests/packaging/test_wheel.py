@@ -130,7 +130,10 @@ def test_init_with_a_template_hooks_and_ci_from_the_installed_wheel(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     source = ROOT / ".meridian-template"
     assert (project / ".meridian" / "gates.yaml").read_text() == \
+        "# yaml-language-server: $schema=schemas/gates.schema.json\n" + \
         (source / "gates" / f"{template}.yaml").read_text()
+    for schema in (source / "schemas").glob("*.json"):  # the editors' copy, from the wheel
+        assert (project / ".meridian" / "schemas" / schema.name).read_bytes() == schema.read_bytes()
     assert (project / ".github" / "workflows" / "meridian.yml").read_text() == \
         (source / "ci" / "github-actions.yml").read_text()
     hook = (project / ".git" / "hooks" / "pre-commit").read_text()
