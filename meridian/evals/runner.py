@@ -314,6 +314,7 @@ class _StopFlag:
 
     def __init__(self) -> None:
         self.set = False
+        self.raise_now = False
         self.wakeup: int | None = None
         self._write: int | None = None
         self._previous: dict[int, Any] = {}
@@ -325,10 +326,15 @@ class _StopFlag:
                 os.write(self._write, b"!")
             except OSError:
                 pass
+        if self.raise_now:
+            # The agent runs on this very thread (in-process, one at a time): only an
+            # exception can stop it, and nothing of the harness is mid-transfer here.
+            raise KeyboardInterrupt
 
-    def install(self) -> None:
+    def install(self, *, raise_now: bool = False) -> None:
         import threading
 
+        self.raise_now = raise_now
         if threading.current_thread() is not threading.main_thread():
             return  # signals reach the main thread only; KeyboardInterrupt still works
         self.wakeup, self._write = os.pipe()
@@ -731,7 +737,9 @@ def run_tasks(
         progress.started(len(jobs))
     interrupted = False
     stop = _StopFlag()
-    stop.install()
+    in_this_thread = (not options.isolation and options.workers <= 1
+                      and not (agent is not None and is_async_agent(agent)))
+    stop.install(raise_now=in_this_thread)
     try:
         if agent is not None and is_async_agent(agent):
             _run_async(agent, jobs, options, collector, stop)

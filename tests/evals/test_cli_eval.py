@@ -284,7 +284,7 @@ def test_graders_report_prune(suite: Path, repo_with_commit: Path,
     assert [r["pruned"] for r in index_rows(capsys, "--all")] == [False, True]
 
 
-def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> None:
+def _interrupted_run(repo_with_commit: Path, signum: int, *extra: str) -> dict:
     pid_file = repo_with_commit / "hang.pid"
     write_suite(repo_with_commit / "suite.yaml", [
         {"id": "quick"}, {"id": "stuck", "behavior": "hang", "pid_file": str(pid_file)},
@@ -292,7 +292,7 @@ def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> Non
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "meridian", "eval", "run", "suite.yaml", "--agent", SCRIPTED,
-         "--workers", "2"],
+         "--workers", "2", *extra],
         cwd=repo_with_commit, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     first = proc.stderr.readline()  # the quick task's progress line
@@ -304,7 +304,7 @@ def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> Non
     # The signal handler only sets a flag the scheduling loop checks, so it takes effect at
     # one known point whatever the parent is doing when it lands (no torn pipe message,
     # no half-spawned worker); shutdown joins are bounded, so the exit is prompt under load.
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "interrupted: partial run saved as" in err
@@ -315,3 +315,20 @@ def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> Non
                              check=True)
     [row] = [json.loads(line) for line in listing.stdout.splitlines()]
     assert (row["interrupted"], row["passed"], row["trials"]) == (True, 1, 1)
+    return row
+
+
+def test_ctrl_c_saves_a_partial_run_and_exits_130(repo_with_commit: Path) -> None:
+    _interrupted_run(repo_with_commit, signal.SIGINT)
+
+
+def test_ctrl_c_stops_an_in_process_agent_hanging_on_the_main_thread(repo_with_commit: Path) -> None:
+    _interrupted_run(repo_with_commit, signal.SIGINT, "--no-isolation", "--workers", "1")
+
+
+def test_a_sigterm_interrupted_run_is_saved_and_fails_the_gate(
+        repo_with_commit: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    row = _interrupted_run(repo_with_commit, signal.SIGTERM)
+    capsys.readouterr()
+    assert main(["eval", "compare", row["run_id"], row["run_id"], "--fail-on-regression"]) == 1
+    assert "gate: the candidate run was interrupted (partial)" in capsys.readouterr().err
