@@ -58,6 +58,10 @@ class EvaluatorSettings(_Strict):
     kind: Literal["auto", "heuristic", "anthropic", "claude-code", "command"] = "auto"
     command: str | None = None
     threshold: float = Field(default=7.0, ge=0, le=10)
+    # "model": the offline heuristic alone cannot pass a gate (auto without a key fails).
+    require: Literal["model"] | None = None
+    # High offline findings in lines the gate did not change block too (a new project).
+    block_pre_existing: bool = False
     anthropic: AnthropicSettings = AnthropicSettings()
     claude_code: ClaudeCodeSettings = ClaudeCodeSettings()
 

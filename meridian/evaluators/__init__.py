@@ -80,6 +80,7 @@ __all__ = [
     "choose_kind",
     "decide",
     "evaluate",
+    "fallback_reason",
     "objective_findings",
     "resolve_kind",
     "scan_files",
@@ -119,6 +120,18 @@ def resolve_kind(settings: EvaluatorSettings) -> str:
     return choose_kind(settings)[0]
 
 
+def fallback_reason(settings: EvaluatorSettings) -> str | None:
+    """Why ``kind: auto`` runs the offline evaluator, stated and recorded (None: it does not)."""
+    if settings.kind != "auto":
+        return None
+    kind, why = choose_kind(settings)
+    if kind != "heuristic":
+        return None
+    return (f"evaluator kind auto fell back to the offline heuristic evaluator ({why}): "
+            "objective checks only; give it a model, or set evaluator.require: model so "
+            "the heuristic alone cannot pass")
+
+
 def select_evaluator(settings: EvaluatorSettings, *,
                      disabled_checks: frozenset[str] = frozenset(), cwd: Path | None = None,
                      http_client: Any | None = None) -> Evaluator:
@@ -126,7 +139,7 @@ def select_evaluator(settings: EvaluatorSettings, *,
     if kind == "heuristic":
         from meridian.evaluators.heuristic import HeuristicEvaluator
 
-        return HeuristicEvaluator(disabled_checks)
+        return HeuristicEvaluator(disabled_checks, block_pre_existing=settings.block_pre_existing)
     if kind == "command":
         if not settings.command:
             raise ConfigError("evaluator.command: required when evaluator.kind is 'command' "
@@ -168,17 +181,18 @@ def evaluate(
     when no verdict could be had, ``ConfigError`` for a bad evaluator configuration.
     """
     from meridian.evaluators._base import EvaluatorUnavailable
-    from meridian.evaluators.heuristic import HeuristicEvaluator, bundle_findings
+    from meridian.evaluators.heuristic import HeuristicEvaluator, bundle_scan
     from meridian.evaluators.models import Issue, decide
 
     evaluator = select_evaluator(settings, disabled_checks=disabled_checks, cwd=cwd,
                                  http_client=http_client)
     if isinstance(evaluator, HeuristicEvaluator):
         assessment = evaluator.assess(bundle)
-        issues = assessment.issues
+        issues = list(assessment.issues)
+        suppressed, excluded = list(assessment.suppressed), list(assessment.excluded)
     else:
         # The offline scan runs under every evaluator; a model is shown its findings.
-        scanned = bundle_findings(bundle, disabled_checks)
+        scanned, suppressed, excluded = bundle_scan(bundle, disabled_checks)
         assessment = cast("ModelEvaluator", evaluator).assess(bundle, scanned)
         issues = _with_objective_findings(assessment.issues, scanned)
     summary = assessment.summary
@@ -194,14 +208,24 @@ def evaluate(
                     + (f" (not shown: {missed})" if missed else "")
                     + "; a submission whose changed lines were not all seen cannot pass "
                       "(raise the evaluator's max_requests or max_bundle_chars)")]
+    if settings.require == "model" and isinstance(evaluator, HeuristicEvaluator):
+        issues = [*issues, Issue(severity="high", message=(
+            "this gate requires a model evaluator (evaluator require: model) and only the "
+            "offline heuristic judged it: set ANTHROPIC_API_KEY, or an evaluator kind "
+            "anthropic, claude-code or command, then submit again"))]
+    not_judged = list(assessment.not_judged)
     try:
         return decide(
             gate=bundle.gate, evaluator=assessment.evaluator, subject=bundle.subject,
-            scores=assessment.scores, issues=issues,
+            scores={d: v for d, v in assessment.scores.items() if d not in not_judged},
+            issues=issues,
             threshold=settings.threshold if threshold is None else threshold,
             weights=dict(weights) if weights is not None else None,
             summary=summary, usage=assessment.usage, self_score=self_score,
             identity=assessment.identity, coverage=coverage,
+            not_judged=not_judged, block_pre_existing=settings.block_pre_existing,
+            scope=assessment.scope, fallback=fallback_reason(settings),
+            suppressed=suppressed, excluded=excluded,
         )
     except ValueError as err:  # scores decide cannot use are no verdict
         raise EvaluatorUnavailable(assessment.evaluator, f"its scores are unusable: {err}",

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from meridian.errors import MeridianError
-from meridian.evaluators.models import Bundle, Coverage, EvaluatorIdentity, Issue, Usage
+from meridian.evaluators.models import (
+    Bundle,
+    Coverage,
+    EvaluatorIdentity,
+    Issue,
+    SuppressedIssue,
+    Usage,
+)
 
 
 class EvaluatorUnavailable(MeridianError):
@@ -40,6 +47,11 @@ class Assessment:
     usage: Usage = field(default_factory=Usage)
     identity: EvaluatorIdentity | None = None  # model evaluators: who answered
     coverage: Coverage | None = None  # model evaluators: how much of the bundle they saw
+    # Dimensions the evaluator could not judge: left out of ``scores`` (never a free 10).
+    not_judged: tuple[str, ...] = ()
+    scope: str | None = None  # e.g. "objective checks only"
+    suppressed: list[SuppressedIssue] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
 
 
 class Evaluator(Protocol):

@@ -48,6 +48,24 @@ ASSERTION = re.compile(
     r"|\bt\.(?:is|not|true|false|truthy|falsy|deepEqual|notDeepEqual|throws|throwsAsync"
     r"|notThrows|regex|snapshot|equal|ok|notOk|fail|plan|match|same|strictEqual)\s*\("
     r"|\bthrow\b")
+# Assertions that hold whatever the code does: a literal, or a value compared with itself.
+_LITERAL = r"""(?:true|false|null|undefined|-?\d+(?:\.\d+)?|'[^'\n]*'|"[^"\n]*"|`[^`$\n]*`)"""
+TRIVIAL_ASSERTION = re.compile(
+    r"\bexpect\(\s*(" + _LITERAL + r"|[\w$]+(?:\.[\w$]+)*)\s*\)\s*\.(?:not\.)?"
+    r"(?:toBe|toEqual|toStrictEqual)\(\s*\1\s*\)"
+    r"|\bexpect\(\s*(?:true|1|'[^'\n]+'|\"[^\"\n]+\")\s*\)\s*\.(?:toBeTruthy|toBeDefined)\(\s*\)"
+    r"|\bexpect\(\s*(?:false|null|0)\s*\)\s*\.(?:toBeFalsy|toBeNull)\(\s*\)"
+    r"|\bassert(?:\.ok)?\(\s*(?:true|1|'[^'\n]+'|\"[^\"\n]+\")\s*\)"
+    r"|\bassert\.(?:equal|strictEqual|deepEqual|deepStrictEqual)\(\s*(" + _LITERAL
+    + r"|[\w$]+(?:\.[\w$]+)*)\s*,\s*\2\s*\)"
+    r"|\bt\.(?:is|deepEqual|equal)\(\s*(" + _LITERAL + r"|[\w$]+)\s*,\s*\3\s*\)"
+    r"|\bt\.(?:true|truthy|pass)\(\s*(?:true)?\s*\)")
+TRY_BLOCK = re.compile(r"\btry\s*\{")
+CATCH_AFTER = re.compile(r"\s*catch\s*(?:\([^)]*\))?\s*\{")
+EMPTY_CATCH = re.compile(r"\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}")
+MODULE_MOCK = re.compile(r"""\b(?:jest|vi)\.(?:mock|doMock)\(\s*(['"`])([^'"`]+)\1""")
+NOOP_NAME = re.compile(r"(?:^|_)(?:noop|nop|no_?op|do_?nothing|identity|ignore)(?:_|$)|^noop|Noop$|"
+                       r"^(?:noop|nop|doNothing|ignore)", re.IGNORECASE)
 REGEX_ALLOWED_AFTER = re.compile(r"(?:^|[(,=:\[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|in|of|"
                                  r"delete|void|throw|new|yield|await|else|do))\s*$")
 
@@ -220,6 +238,8 @@ def scan_js(path: str, source: str) -> list[Finding]:
             continue
         first, last = line_of(match.start()), line_of(body.end() - 1)
         stub_lines.update(range(first, last + 1))
+        if NOOP_NAME.search(match.group(1)):
+            continue  # an exported no-op says so in its name
         add("stub_code", "high", first, f"function `{match.group(1)}` is a stub: its body is empty")
 
     marker_lines = {line for line, text in masked.comments if MARKER.search(text)}
@@ -243,30 +263,89 @@ def scan_js(path: str, source: str) -> list[Finding]:
                 f"comment admits unfinished work: {text.strip()[:120]}")
 
     if not is_js_test_file(path):
+        for match in EMPTY_CATCH.finditer(masked.blank):
+            add("swallowed_error", "medium", line_of(match.start()),
+                "an empty `catch` block does nothing with the error: every failure here is hidden")
         return issues
 
     for line, text in masked.comments:
         if COMMENTED_TEST.match(text):
-            add("skipped_test", "medium", line, f"commented-out test: {text.strip()[:120]}")
+            add("skipped_test", "high", line, f"commented-out test: {text.strip()[:120]}")
     for match in SKIP_CALL.finditer(masked.blank):
         spelled = match.group(0).rstrip("(`").strip()
         reason = ("focused test: every other test in the file is skipped"
-                  if match.group(1) == "only" else "test skipped or left to do")
-        add("skipped_test", "medium", line_of(match.start()), f"{reason}: `{spelled}`")
+                  if match.group(1) == "only" else "test switched off or left to do")
+        add("skipped_test", "high", line_of(match.start()), f"{reason}: `{spelled}`")
     for match in MOCHA_SELF_SKIP.finditer(masked.blank):
-        add("skipped_test", "medium", line_of(match.start()), "test skips itself: `this.skip()`")
+        add("skipped_test", "high", line_of(match.start()), "test skips itself: `this.skip()`")
+    subject = TEST_NAME.sub("", PurePosixPath(path).name)
+    for match in MODULE_MOCK.finditer(masked.code):
+        mocked = PurePosixPath(match.group(2)).name
+        mocked = re.sub(r"\.[cm]?[jt]sx?$", "", mocked)
+        if mocked and mocked in (subject, "index" if subject == "index" else subject):
+            add("hollow_test", "high", line_of(match.start()),
+                f"the module under test, `{match.group(2)}`, is replaced by a mock in its own "
+                "test: the tests check the mock, not the code")
     for match in TEST_CALL.finditer(masked.blank):
         open_index = match.end() - 1
         close_index = _matching_paren(masked.blank, open_index)
         arguments = masked.blank[open_index + 1:close_index]
         title = _title(masked.code[open_index + 1:close_index])
         line = line_of(match.start())
+        end = line_of(close_index)
         if not _has_top_level_comma(arguments):
-            add("skipped_test", "medium", line, f"test {title}has no body (pending)")
-        elif not ASSERTION.search(arguments):
-            add("hollow_test", "high", line,
-                f"test {title}cannot fail: no expect/assert in its body")
+            add("skipped_test", "high", line, f"test {title}has no body (pending)")
+            continue
+        found = [m.start() for m in ASSERTION.finditer(arguments)]
+        if not found:
+            issues.append(Finding(severity="high", file=path, line=line, end_line=end,
+                                  scope_line=line, check="hollow_test",
+                                  message=f"test {title}cannot fail: no expect/assert in its body"))
+            continue
+        base = open_index + 1
+        trivial = [m.span() for m in TRIVIAL_ASSERTION.finditer(masked.code, base, close_index)]
+        swallowed = _swallowed_spans(masked.blank, base, close_index)
+        standing = [k for k in found
+                    if not any(s <= base + k < e for s, e in trivial)
+                    and not any(s <= base + k < e for s, e in swallowed)]
+        if standing:
+            continue
+        why = ("its assertions are inside a `try` whose `catch` swallows the failure"
+               if swallowed and not trivial else
+               "its only assertions always hold (a literal, or a value compared with itself)")
+        issues.append(Finding(severity="high", file=path, line=line, end_line=end,
+                              scope_line=line, check="hollow_test",
+                              message=f"test {title}cannot fail: {why}"))
     return issues
+
+
+def _swallowed_spans(blank: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """Spans of ``try`` blocks whose ``catch`` neither rethrows nor asserts."""
+    spans = []
+    for match in TRY_BLOCK.finditer(blank, start, stop):
+        open_brace = match.end() - 1
+        close = _matching_brace(blank, open_brace)
+        catch = CATCH_AFTER.match(blank, close + 1)
+        if catch is None:
+            continue
+        handler_close = _matching_brace(blank, catch.end() - 1)
+        handler = blank[catch.end():handler_close]
+        if re.search(r"\bthrow\b|\bexpect\s*\(|\bassert\w*\s*[.(]|\bfail\s*\(|\bdone\s*\(", handler):
+            continue
+        spans.append((open_brace, close))
+    return spans
+
+
+def _matching_brace(text: str, open_index: int) -> int:
+    depth = 0
+    for k in range(open_index, len(text)):
+        if text[k] == "{":
+            depth += 1
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return len(text)
 
 
 def _title(arguments: str) -> str:

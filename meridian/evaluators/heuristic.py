@@ -10,16 +10,31 @@ signs that work is missing or cannot be trusted, each a finding with a stable ch
                       returns next to TODO markers; a bare TODO/FIXME/XXX/
                       TBD comment is low, a comment admitting "not
                       implemented"/"placeholder" is medium
-    hollow_test       a test that cannot fail (no assert of any kind)       high
-    skipped_test      skip/skipif/xfail/only/todo, commented-out tests      medium
+    hollow_test       a test that cannot fail: no reachable assertion,      high
+                      tautologies, swallowed assertions, its unit mocked
+    skipped_test      unconditional skip, non-strict xfail, it.skip/xit,    high
+                      commented-out tests; a skip on a real condition with
+                      a reason is medium
     empty_file        an artifact that is empty or only whitespace          medium
     syntax_error      a Python artifact that does not parse (the stub and   high
                       test checks cannot read it, so it must not pass)
+    swallowed_error   ``except Exception: pass`` / ``catch (e) {}`` in      medium
+                      shipped code
+    untested_change   the mutation smoke check: a changed function whose    high
+                      body can be removed without a check failing
 
-Scores: every dimension starts at 10; each finding subtracts the points in
-``PENALTIES[check]`` times ``SEVERITY_FACTOR[severity]`` from the dimensions listed;
-each score is clamped to 0-10. The rules system turns a check off by its id
-(rule mechanism ``heuristic:<check id>``): a disabled check is not run at all.
+What it judges: completeness always; correctness when the gate has checks (they are
+the only objective evidence of it); robustness when the artifacts hold tests; never
+spec adherence (it does not read the acceptance criteria). A dimension it cannot judge
+is absent from the scores and listed as not judged; the verdict's scope reads
+``objective checks only``.
+
+Scores: every judged dimension starts at 10; each finding in the change subtracts the
+points in ``PENALTIES[check]`` times ``SEVERITY_FACTOR[severity]`` from the dimensions
+listed; each score is clamped to 0-10. Findings outside the change (``pre_existing``)
+are reported without costing points (unless pre-existing findings block). The rules
+system turns a check off by its id (rule mechanism ``heuristic:<check id>``): a disabled
+check is not run at all.
 
 The checks that read file contents live in ``scan`` and produce plain ``Finding``
 values (no pydantic: the pre-commit hook runs them); this module adds the objective
@@ -32,22 +47,24 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from meridian.evaluators._base import Assessment
+from meridian.evaluators.changes import Suppressed
 from meridian.evaluators.findings import Finding
-from meridian.evaluators.models import DIMENSIONS, Bundle, CheckResult, Issue
+from meridian.evaluators.models import DIMENSIONS, Bundle, CheckResult, Issue, SuppressedIssue
 from meridian.evaluators.scan import (
     CHECK_IDS,
     EMPTY_IS_FINE,
     check_disabled,
     is_python_test_file,
+    is_test_path,
     order_key,
-    scan_file,
     scan_findings,
+    scan_tree,
 )
 
 __all__ = [
-    "CHECK_IDS", "EMPTY_IS_FINE", "PENALTIES", "SEVERITY_FACTOR", "HeuristicEvaluator",
-    "as_issue", "bundle_findings", "is_python_test_file", "objective_findings", "scan_files",
-    "score",
+    "CHECK_IDS", "EMPTY_IS_FINE", "PENALTIES", "SCOPE", "SEVERITY_FACTOR", "HeuristicEvaluator",
+    "as_issue", "bundle_findings", "bundle_scan", "is_python_test_file", "judged_dimensions",
+    "objective_findings", "scan_files", "score",
 ]
 
 # Points taken from each dimension by one high-severity finding of a check.
@@ -59,7 +76,10 @@ PENALTIES: dict[str, dict[str, float]] = {
     "skipped_test": {"robustness": 2.0, "completeness": 1.0},
     "empty_file": {"completeness": 3.0, "spec_adherence": 1.0},
     "syntax_error": {"correctness": 4.0, "robustness": 1.0},
+    "swallowed_error": {"robustness": 2.0, "correctness": 1.0},
+    "untested_change": {"robustness": 3.0, "correctness": 1.5},
 }
+SCOPE = "objective checks only"
 SEVERITY_FACTOR: dict[str, float] = {"high": 1.0, "medium": 0.5, "low": 0.1}
 
 CHECK_OUTPUT_TAIL = 300
@@ -68,7 +88,12 @@ CHECK_OUTPUT_TAIL = 300
 def as_issue(finding: Finding) -> Issue:
     """The verdict's model of a scanner finding (same fields)."""
     return Issue(severity=finding.severity, file=finding.file, line=finding.line,
-                 message=finding.message, check=finding.check)
+                 message=finding.message, check=finding.check, pre_existing=finding.pre_existing)
+
+
+def as_suppressed(item: Suppressed) -> SuppressedIssue:
+    return SuppressedIssue(file=item.file, line=item.line, kind=item.kind, reason=item.reason,
+                           finding_line=item.finding_line, message=item.message, added=item.added)
 
 
 def scan_files(files: Mapping[str, str], disabled: frozenset[str] = frozenset()) -> list[Issue]:
@@ -111,33 +136,84 @@ def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -
     return issues
 
 
-def bundle_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
+def _excluded(bundle: Bundle) -> list[str]:
+    if not bundle.exclude_globs:
+        return []
+    from meridian.gates.globs import matches_any
+
+    return sorted(a.path for a in bundle.artifacts if matches_any(bundle.exclude_globs, a.path))
+
+
+def bundle_scan(bundle: Bundle, disabled: frozenset[str] = frozenset()
+                ) -> tuple[list[Issue], list[SuppressedIssue], list[str]]:
+    """Every finding of the bundle (objective ones first), the findings inline markers
+    allowed, and the artifact files the gate's ``exclude:`` globs keep out of the scan."""
     disabled = check_disabled(disabled)
     found = objective_findings(bundle, disabled)
-    for artifact in sorted(bundle.artifacts, key=lambda a: a.path):
-        found += map(as_issue, scan_file(artifact.path, artifact.content,
-                                         truncated=artifact.truncated))
-    return sorted((i for i in found if i.check not in disabled), key=order_key)
+    excluded = _excluded(bundle)
+    skip = set(excluded)
+    files = {a.path: a.content for a in bundle.artifacts if a.path not in skip}
+    truncated = frozenset(a.path for a in bundle.artifacts if a.truncated)
+    changed = None if bundle.changed_lines is None else {
+        path: tuple((int(a), int(b)) for a, b in ranges)
+        for path, ranges in bundle.changed_lines.items()}
+    result = scan_tree(files, disabled, changed=changed, truncated=truncated)
+    found += map(as_issue, result.findings)
+    issues = sorted((i for i in found if i.check not in disabled), key=order_key)
+    return issues, [as_suppressed(s) for s in result.suppressed], excluded
 
 
-def score(issues: Iterable[Issue]) -> dict[str, float]:
-    """10 per dimension minus the documented penalty of every finding, clamped to 0-10."""
-    lost = dict.fromkeys(DIMENSIONS, 0.0)
+def bundle_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -> list[Issue]:
+    return bundle_scan(bundle, disabled)[0]
+
+
+def judged_dimensions(bundle: Bundle) -> list[str]:
+    """What objective evidence can speak to: see the module docstring."""
+    judged = ["completeness"]
+    if bundle.checks:
+        judged.append("correctness")
+    if bundle.checks or any(is_test_path(a.path) for a in bundle.artifacts):
+        judged.append("robustness")
+    return judged
+
+
+def score(issues: Iterable[Issue], judged: Iterable[str] = DIMENSIONS, *,
+          block_pre_existing: bool = False) -> dict[str, float]:
+    """10 per judged dimension minus the documented penalty of every finding in the
+    change, clamped to 0-10."""
+    judged = [d for d in DIMENSIONS if d in set(judged)]
+    lost = dict.fromkeys(judged, 0.0)
     for issue in issues:
+        if issue.pre_existing and not block_pre_existing:
+            continue
         factor = SEVERITY_FACTOR[issue.severity]
         for dimension, points in PENALTIES.get(issue.check or "", {}).items():
-            lost[dimension] += points * factor
-    return {d: round(min(10.0, max(0.0, 10.0 - lost[d])), 2) for d in DIMENSIONS}
+            if dimension in lost:
+                lost[dimension] += points * factor
+    return {d: round(min(10.0, max(0.0, 10.0 - lost[d])), 2) for d in judged}
 
 
-def _summary(bundle: Bundle, issues: list[Issue]) -> str:
-    by_severity = Counter(i.severity for i in issues)
+def _summary(bundle: Bundle, issues: list[Issue], suppressed: list[SuppressedIssue],
+             excluded: list[str], not_judged: list[str]) -> str:
+    current = [i for i in issues if not i.pre_existing]
+    by_severity = Counter(i.severity for i in current)
     counts = ", ".join(f"{by_severity[s]} {s}" for s in ("high", "medium", "low")
                        if by_severity[s]) or "none"
     passed = sum(c.passed for c in bundle.checks)
-    return (f"heuristic review of {len(bundle.artifacts)} artifact file(s) and "
-            f"{len(bundle.checks)} check(s) ({passed} passed): findings {counts}. "
-            "The acceptance criteria were not judged (offline evaluator).")
+    text = (f"heuristic review ({SCOPE}) of {len(bundle.artifacts)} artifact file(s) and "
+            f"{len(bundle.checks)} check(s) ({passed} passed): findings in the change {counts}")
+    older = len(issues) - len(current)
+    if older:
+        text += f"; {older} pre-existing finding(s) outside the change"
+    if suppressed:
+        added = sum(s.added for s in suppressed)
+        text += f"; {len(suppressed)} finding(s) allowed by inline markers"
+        if added:
+            text += f" ({added} written during this gate)"
+    if excluded:
+        text += f"; {len(excluded)} file(s) excluded from the scan"
+    return text + (f". Not judged: {', '.join(not_judged)} (the offline evaluator does not read "
+                   "the acceptance criteria or judge what checks and tests cannot show).")
 
 
 class HeuristicEvaluator:
@@ -145,10 +221,18 @@ class HeuristicEvaluator:
 
     label = "heuristic"
 
-    def __init__(self, disabled: frozenset[str] = frozenset()) -> None:
+    def __init__(self, disabled: frozenset[str] = frozenset(), *,
+                 block_pre_existing: bool = False) -> None:
         self.disabled = check_disabled(disabled)
+        self.block_pre_existing = block_pre_existing
 
     def assess(self, bundle: Bundle) -> Assessment:
-        issues = bundle_findings(bundle, self.disabled)
-        return Assessment(evaluator=self.label, scores=score(issues), issues=issues,
-                          summary=_summary(bundle, issues))
+        issues, suppressed, excluded = bundle_scan(bundle, self.disabled)
+        judged = judged_dimensions(bundle)
+        not_judged = [d for d in DIMENSIONS if d not in judged]
+        return Assessment(evaluator=self.label,
+                          scores=score(issues, judged, block_pre_existing=self.block_pre_existing),
+                          issues=issues,
+                          summary=_summary(bundle, issues, suppressed, excluded, not_judged),
+                          not_judged=tuple(not_judged), scope=SCOPE, suppressed=suppressed,
+                          excluded=excluded)

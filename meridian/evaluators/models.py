@@ -2,6 +2,14 @@
 
 Meridian computes pass/fail itself from the scores and the issues (``decide``);
 whatever label an evaluator prints is never trusted.
+
+A verdict says what it judged: ``scores`` holds only the dimensions the evaluator
+judged (the offline evaluator cannot judge spec adherence, so it lists it in
+``not_judged`` instead of awarding 10), ``overall`` is weighted over those, and
+``scope`` labels a verdict of objective checks only. An issue outside the lines the
+gate changed is ``pre_existing``: reported, blocking only under
+``evaluator.block_pre_existing``. Stored verdicts written before these fields existed
+read with their defaults (all four dimensions judged, nothing pre-existing).
 """
 
 from __future__ import annotations
@@ -55,6 +63,11 @@ class Bundle(_Model):
     diff_complete: bool = True  # False: the diff was cut when collected
     subject: str  # git tree id of exactly the artifact files read
     notes: list[str] = Field(default_factory=list)  # e.g. what was trimmed
+    # path -> [[first, last], ...]: the artifact lines added or changed since the gate's
+    # base commit (an unchanged file is absent). None: no base commit, judge everything.
+    changed_lines: dict[str, list[tuple[int, int]]] | None = None
+    # Globs (the gate's ``exclude:``) of artifact files the offline scan does not judge.
+    exclude_globs: list[str] = Field(default_factory=list)
 
 
 class Issue(_Model):
@@ -63,6 +76,9 @@ class Issue(_Model):
     line: int | None = Field(default=None, ge=1)
     message: str
     check: str | None = None  # heuristic check id, e.g. "stub_code"
+    # Outside the lines the gate changed (offline scan findings only): not blocking
+    # unless the gate's evaluator settings say ``block_pre_existing: true``.
+    pre_existing: bool = False
 
     def where(self) -> str:
         if self.file and self.line:
@@ -73,6 +89,41 @@ class Issue(_Model):
 def ordered_issues(issues: Iterable[Issue]) -> list[Issue]:
     """Highest severity first, then by file and line: how issues are stored and shown."""
     return sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.file or "", i.line or 0))
+
+
+class SuppressedIssue(_Model):
+    """A finding an inline ``meridian: allow KIND -- reason`` marker allowed."""
+
+    file: str
+    line: int  # the marker's line
+    kind: str
+    reason: str
+    finding_line: int | None = None
+    message: str
+    added: bool = False  # the marker was written during this gate (part of its change)
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class MutantResult(_Model):
+    function: str  # "path:qualname"
+    file: str
+    line: int
+    outcome: str  # "killed" | "survived" | "timeout" | "error"
+    detail: str = ""
+
+
+class MutationReport(_Model):
+    """The smoke check: each changed function's body replaced by a raise, the gate's
+    checks run against it; a mutant the checks let pass is a function they do not test."""
+
+    tried: list[MutantResult] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)  # changed functions over the budget
+    max_functions: int = 0
+    timeout_s: float = 0.0
+    duration_s: float = 0.0
+    note: str = ""
 
 
 class Usage(_Model):
@@ -160,16 +211,35 @@ class Verdict(_Model):
     # Set by the gate lifecycle: the hash of the gate definition this verdict was decided
     # under (meridian.gates.definition). Evaluators never see or set it.
     spec_hash: str | None = None
+    # What the verdict could not judge (absent from ``scores``), and its label:
+    # "objective checks only" for the offline evaluator.
+    not_judged: list[str] = Field(default_factory=list)
+    scope: str | None = None
+    fallback: str | None = None  # why ``kind: auto`` ran the offline evaluator
+    block_pre_existing: bool = False  # pre-existing high issues blocked this verdict
+    suppressed: list[SuppressedIssue] = Field(default_factory=list)
+    excluded: list[str] = Field(default_factory=list)  # artifact files the scan skipped
+    mutation: MutationReport | None = None
+
+    def judged(self) -> list[str]:
+        return [d for d in DIMENSIONS if d in self.scores]
 
     def blocking(self) -> list[Issue]:
         return ordered_issues(self.issues)
 
 
 def weighted_overall(scores: dict[str, float], weights: dict[str, float]) -> float:
-    total = sum(weights.get(d, 0.0) for d in DIMENSIONS)
+    """The weighted mean over the dimensions present in ``scores`` (the judged ones)."""
+    judged = [d for d in DIMENSIONS if d in scores]
+    total = sum(weights.get(d, 0.0) for d in judged)
     if total <= 0:
         raise ValueError("dimension weights must sum to more than 0")
-    return round(sum(scores[d] * weights.get(d, 0.0) for d in DIMENSIONS) / total, 2)
+    return round(sum(scores[d] * weights.get(d, 0.0) for d in judged) / total, 2)
+
+
+def blocks(issue: Issue, *, block_pre_existing: bool = False) -> bool:
+    """A high issue blocks a pass, unless it is pre-existing and those do not block."""
+    return issue.severity == "high" and (block_pre_existing or not issue.pre_existing)
 
 
 def decide(
@@ -186,28 +256,59 @@ def decide(
     self_score: float | None = None,
     identity: EvaluatorIdentity | None = None,
     coverage: Coverage | None = None,
+    not_judged: Iterable[str] = (),
+    block_pre_existing: bool = False,
+    **extra: object,
 ) -> Verdict:
-    """The only place pass/fail is computed: overall >= threshold and no high issue.
+    """The only place pass/fail is computed: overall (over the judged dimensions) >=
+    threshold and no blocking high issue. ``extra``: the verdict's descriptive fields
+    (``scope``, ``fallback``, ``suppressed``, ``excluded``, ``mutation``).
 
     A verdict whose evaluator did not see every changed line (``coverage``) never
     passes: the facade adds a high issue saying what was not seen, and this refuses a
     pass even without it.
     """
-    missing = [d for d in DIMENSIONS if d not in scores]
+    unjudged = [d for d in DIMENSIONS if d in set(not_judged)]
+    missing = [d for d in DIMENSIONS if d not in scores and d not in unjudged]
     if missing:
         raise ValueError(f"scores missing dimensions: {', '.join(missing)}")
+    if len(unjudged) == len(DIMENSIONS):
+        raise ValueError("no dimension was judged")
     for name, value in scores.items():
         if not 0 <= value <= 10:  # NaN fails this too
             raise ValueError(f"score {name}={value} outside 0-10")
     weights = dict(weights or DEFAULT_WEIGHTS)
-    overall = weighted_overall(scores, weights)
-    passed = overall >= threshold and not any(i.severity == "high" for i in issues) \
+    judged = {d: float(scores[d]) for d in DIMENSIONS if d not in unjudged}
+    overall = weighted_overall(judged, weights)
+    passed = overall >= threshold and not any(
+        blocks(i, block_pre_existing=block_pre_existing) for i in issues) \
         and (coverage is None or coverage.complete)
     return Verdict(
         gate=gate, evaluator=evaluator, subject=subject,
-        scores={d: float(scores[d]) for d in DIMENSIONS}, weights=weights,
+        scores=judged, weights=weights,
         overall=overall, threshold=threshold, passed=passed,
         issues=ordered_issues(issues),
         summary=summary, usage=usage or Usage(), self_score=self_score,
         identity=identity, coverage=coverage,
+        not_judged=unjudged, block_pre_existing=block_pre_existing,
+        **extra,  # type: ignore[arg-type]
     )
+
+
+def with_issues(verdict: Verdict, issues: Iterable[Issue]) -> Verdict:
+    """``verdict`` with more issues, pass/fail decided again by ``decide``; every other
+    field (what was judged, suppressions, the mutation report, spec_hash) is kept."""
+    added = list(issues)
+    if not added:
+        return verdict
+    kept = verdict.model_dump(exclude={
+        "gate", "evaluator", "subject", "scores", "weights", "overall", "threshold", "passed",
+        "issues", "summary", "usage", "self_score", "not_judged", "block_pre_existing",
+        "identity", "coverage"})
+    decided = decide(
+        gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
+        scores=verdict.scores, issues=[*verdict.issues, *added], threshold=verdict.threshold,
+        weights=verdict.weights, summary=verdict.summary, usage=verdict.usage,
+        self_score=verdict.self_score, identity=verdict.identity, coverage=verdict.coverage,
+        not_judged=verdict.not_judged, block_pre_existing=verdict.block_pre_existing)
+    return Verdict.model_validate({**decided.model_dump(), **kept})

@@ -1,25 +1,38 @@
 """The heuristic checks that read file contents, with no dependency beyond the stdlib.
 
-``scan_findings(files, disabled)`` is what the pre-commit hook runs over staged blobs
-on every commit that touches a gate; ``meridian.evaluators.heuristic`` runs the same
-scan over a gate's bundle and turns the findings into pydantic ``Issue`` models. The
-check ids and what each one finds are documented in ``heuristic``.
+``scan_tree(files, disabled, changed=...)`` is the whole scan: every file's findings
+(Python through ``ast``, JS/TS, Go, Rust, Java/Kotlin and shell through masked
+patterns), the cross-file rule (a function returning the literal its test expects),
+the inline ``meridian: allow`` exceptions, and each finding flagged ``pre_existing``
+when it lies outside the change. The pre-commit hook runs it over the staged blobs with
+the staged hunks as the change; ``meridian.evaluators.heuristic`` runs it over a gate's
+bundle with the lines changed since the gate's base commit. The check ids and what
+each one finds are documented in ``heuristic`` and docs/gates.md.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Protocol
 
 from meridian.errors import ConfigError
-from meridian.evaluators._js_scan import is_js, scan_js
-from meridian.evaluators._python_scan import MARKER, scan_python
+from meridian.evaluators._js_scan import is_js, is_js_test_file, scan_js
+from meridian.evaluators._native_scan import native_language, scan_native
+from meridian.evaluators._python_scan import (
+    MARKER,
+    constant_returns,
+    expected_literals,
+    scan_python,
+)
+from meridian.evaluators.changes import Ranges, Suppressed, apply_allows, mark_pre_existing
 from meridian.evaluators.findings import SEVERITY_ORDER, Finding
 
 CHECK_IDS: tuple[str, ...] = (
     "missing_artifact", "failing_check", "stub_code", "hollow_test", "skipped_test",
-    "empty_file", "syntax_error",
+    "empty_file", "syntax_error", "swallowed_error", "untested_change",
 )
 
 # Empty by convention, not by neglect.
@@ -59,9 +72,24 @@ def check_disabled(disabled: Iterable[str]) -> frozenset[str]:
 
 
 def is_python_test_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")
-                                     or name == "tests.py")
+    pure = PurePosixPath(path)
+    name = pure.name
+    if not name.endswith(".py"):
+        return False
+    return name.startswith("test_") or name.endswith("_test.py") or name in (
+        "tests.py", "conftest.py") or (name != "__init__.py" and any(
+            part in ("tests", "test") for part in pure.parts[:-1]))
+
+
+def is_test_path(path: str) -> bool:
+    """A file of tests by its name or directory, in any language the scan reads."""
+    pure = PurePosixPath(path)
+    name = pure.name
+    if is_python_test_file(path) or (is_js(path) and is_js_test_file(path)):
+        return True
+    if name.endswith("_test.go") or re.search(r"(?:Test|Tests|Spec)\.(?:java|kt)$", name):
+        return True
+    return pure.suffix == ".rs" and ("tests" in pure.parts[:-1] or name.endswith("_test.rs"))
 
 
 def scan_file(path: str, content: str, *, truncated: bool = False) -> list[Finding]:
@@ -77,19 +105,79 @@ def scan_file(path: str, content: str, *, truncated: bool = False) -> list[Findi
                            truncated=truncated)
     if is_js(path):
         return scan_js(path, content)
+    language = native_language(path, content)
+    if language is not None:
+        return scan_native(path, content, language)
     # Any other text (docs, config, other languages): only unfinished-work markers.
     return [
         Finding(severity="low", file=path, line=number, check="stub_code",
                 message=f"{match.group(1)} marker left in the file: {line.strip()[:120]}")
         for number, line in enumerate(content.splitlines(), 1)
-        if (match := MARKER.search(line))
+        if (match := MARKER.search(line)) and "meridian:" not in line
     ]
+
+
+def hard_coded_answers(files: Mapping[str, str]) -> list[Finding]:
+    """A function that ignores its arguments and returns a literal equal to what a test
+    in the same scan expects of it: the answer was written in, not computed."""
+    tests = [text for path, text in files.items() if is_python_test_file(path)]
+    if not tests:
+        return []
+    expected: dict[str, list[object]] = {}
+    for text in tests:
+        for name, values in expected_literals(text).items():
+            expected.setdefault(name, []).extend(values)
+    found = []
+    for path, text in files.items():
+        if not path.endswith(".py") or is_python_test_file(path):
+            continue
+        for constant in constant_returns(path, text):
+            values = expected.get(constant.name, [])
+            if any(type(v) is type(constant.value) and v == constant.value for v in values):
+                found.append(Finding(
+                    severity="high", file=path, line=constant.line, check="stub_code",
+                    end_line=constant.end, scope_line=constant.scope,
+                    message=(f"`{constant.name}` ignores its arguments and returns "
+                             f"{constant.value!r}, the very value its test expects: a "
+                             "hard-coded answer, not an implementation")))
+    return found
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)  # ``order_key`` order
+    suppressed: list[Suppressed] = field(default_factory=list)
+
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.blocks]
+
+
+def scan_tree(files: Mapping[str, str], disabled: frozenset[str] = frozenset(), *,
+              changed: Mapping[str, Ranges] | None = None,
+              truncated: frozenset[str] = frozenset()) -> ScanResult:
+    """Scan ``files`` (path -> text) as one change.
+
+    ``changed``: per path, the line ranges the change touched; a path missing from it
+    is untouched. None: there is no base to compare with, so everything is the change.
+    """
+    disabled = check_disabled(disabled)
+    by_file: dict[str, list[Finding]] = {
+        path: scan_file(path, files[path], truncated=path in truncated) for path in sorted(files)}
+    for finding in hard_coded_answers(files):
+        by_file.setdefault(finding.file or "", []).append(finding)
+    result = ScanResult()
+    for path, findings in by_file.items():
+        findings = [f for f in findings if f.check not in disabled]
+        ranges = None if changed is None else changed.get(path, ())
+        kept, suppressed = apply_allows(path, files.get(path, ""), findings, ranges)
+        result.findings += kept
+        result.suppressed += suppressed
+    result.findings = sorted(mark_pre_existing(result.findings, changed), key=order_key)
+    return result
 
 
 def scan_findings(files: Mapping[str, str],
                   disabled: frozenset[str] = frozenset()) -> list[Finding]:
-    """Findings in file contents (path -> text), e.g. the files staged for a commit,
-    in ``order_key`` order; a disabled check is left out."""
-    disabled = check_disabled(disabled)
-    found = [finding for path in sorted(files) for finding in scan_file(path, files[path])]
-    return sorted((f for f in found if f.check not in disabled), key=order_key)
+    """Findings in file contents (path -> text), all judged as new, in ``order_key``
+    order; a disabled check and a finding an inline marker allows are left out."""
+    return scan_tree(files, disabled).findings

@@ -73,17 +73,48 @@ def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[st
     return out, notes
 
 
+def base_files(repo: gitio.Repository, base_commit: str | None,
+               patterns: Sequence[str]) -> dict[str, bytes]:
+    """The artifact files as they were at ``base_commit`` ({} without one)."""
+    if not base_commit:
+        return {}
+    return gitio.files_at_commit(repo, base_commit, lambda path: globs.matches_any(patterns, path))
+
+
+def changed_lines(base_commit: str | None, before: dict[str, bytes],
+                  current: dict[str, bytes]) -> dict[str, list[tuple[int, int]]] | None:
+    """Per artifact file, the line ranges added or changed since the base commit (a file
+    new since then: all of it; an unchanged file is absent). None without a base commit:
+    there is nothing to compare with, so the whole tree is the change."""
+    if not base_commit:
+        return None
+    from meridian.evaluators.changes import changed_lines as ranges_of
+
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path, data in current.items():
+        old = before.get(path)
+        if old == data:
+            continue
+        new_text = gitio.decode_text(data)
+        if new_text is None:
+            continue
+        old_text = None if old is None else gitio.decode_text(old)
+        ranges = ranges_of(old_text, new_text)
+        if ranges:
+            out[path] = [tuple(r) for r in ranges]  # type: ignore[misc]
+    return out
+
+
 def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequence[str],
-               current: dict[str, bytes]) -> tuple[str, list[str]]:
+               current: dict[str, bytes], *,
+               before: dict[str, bytes] | None = None) -> tuple[str, list[str]]:
     """Unified diff of the artifacts from ``base_commit`` to the work tree, and notes.
 
     With no base commit (the repository had no commits when the gate started) every
-    artifact is shown as added.
+    artifact is shown as added. ``before``: the base files, when already read.
     """
-    before: dict[str, bytes] = {}
-    if base_commit:
-        before = gitio.files_at_commit(repo, base_commit,
-                                       lambda path: globs.matches_any(patterns, path))
+    if before is None:
+        before = base_files(repo, base_commit, patterns)
     chunks: list[str] = []
     for path in sorted(set(before) | set(current)):
         old, new = before.get(path), current.get(path)

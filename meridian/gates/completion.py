@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meridian.errors import ConfigError
-from meridian.evaluators.models import CheckResult, Issue, Verdict, decide
+from meridian.evaluators.models import CheckResult, Issue, Verdict, with_issues
 from meridian.gates.graph import FeatureRequirements
 
 if TYPE_CHECKING:
@@ -110,10 +110,4 @@ def add_issues(verdict: Verdict, issues: list[Issue]) -> Verdict:
     """The verdict with more issues, pass/fail decided again (a high issue fails it)."""
     if not issues:
         return verdict
-    decided = decide(
-        gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
-        scores=verdict.scores, issues=[*verdict.issues, *issues], threshold=verdict.threshold,
-        weights=verdict.weights, summary=verdict.summary, usage=verdict.usage,
-        self_score=verdict.self_score,
-    )
-    return decided.model_copy(update={"spec_hash": verdict.spec_hash})
+    return with_issues(verdict, issues)

@@ -11,7 +11,10 @@ Meridian release that adds an optional key to ``gates.yaml`` does not turn every
 passed gate stale. Only what can change an outcome is in it:
 
 - the gate: ``acceptance``, ``artifacts``, ``checks`` (command and timeout),
-  ``evaluate`` (threshold, evaluator, command), ``approval``, ``features``;
+  ``evaluate`` (threshold, evaluator, command; ``require`` and ``block_pre_existing``
+  when set), ``approval``, ``features``; ``exclude`` when non-empty and ``mutation``
+  when it differs from the default budget (keys added later are hashed only when
+  set, so a verdict bound before they existed stays current);
 - the effective evaluator settings (``config.yaml`` with the gate's ``evaluate:``
   overrides): ``kind`` as configured (``auto`` is not resolved: whether
   ``ANTHROPIC_API_KEY`` is set in the shell that runs ``status`` is not a change of
@@ -30,7 +33,7 @@ import hashlib
 from typing import Any
 
 from meridian.config import Config, EvaluatorSettings
-from meridian.gates.graph import GateSpec, Graph
+from meridian.gates.graph import GateSpec, Graph, MutationSpec
 from meridian.records import canonical_json
 
 
@@ -43,6 +46,10 @@ def evaluator_settings(config: Config, spec: GateSpec) -> EvaluatorSettings:
         overrides["kind"] = spec.evaluate.evaluator
     if spec.evaluate.command is not None:
         overrides["command"] = spec.evaluate.command
+    if spec.evaluate.require is not None:
+        overrides["require"] = spec.evaluate.require
+    if spec.evaluate.block_pre_existing is not None:
+        overrides["block_pre_existing"] = spec.evaluate.block_pre_existing
     return config.evaluator.model_copy(update=overrides)
 
 
@@ -56,6 +63,11 @@ def _evaluator(settings: EvaluatorSettings) -> dict[str, Any]:
             effective["base_url"] = settings.anthropic.base_url
     if settings.kind == "claude-code":
         effective["model"] = settings.claude_code.model
+    # Newer keys only when set, so a definition hashed before they existed is unchanged.
+    if settings.require is not None:
+        effective["require"] = settings.require
+    if settings.block_pre_existing:
+        effective["block_pre_existing"] = True
     return effective
 
 
@@ -69,16 +81,28 @@ def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
     features = None
     if spec.features is not None:
         features = {"hardened": list(spec.features.hardened), "junit": spec.features.junit}
-    gate = {
+    evaluate: dict[str, Any] = {"threshold": spec.evaluate.threshold,
+                                "evaluator": spec.evaluate.evaluator,
+                                "command": spec.evaluate.command}
+    if spec.evaluate.require is not None or spec.evaluate.block_pre_existing is not None:
+        evaluate["require"] = spec.evaluate.require
+        evaluate["block_pre_existing"] = spec.evaluate.block_pre_existing
+    gate: dict[str, Any] = {
         "acceptance": spec.acceptance,
         "artifacts": list(spec.artifacts),
         "checks": [{"run": check.run, "timeout": check.timeout} for check in spec.checks],
-        "evaluate": {"threshold": spec.evaluate.threshold,
-                     "evaluator": spec.evaluate.evaluator,
-                     "command": spec.evaluate.command},
+        "evaluate": evaluate,
         "approval": approval,
         "features": features,
     }
+    # Keys added after verdicts were first bound to definitions: hashed only when they
+    # differ from the default, so existing passes do not all turn stale.
+    if spec.exclude:
+        gate["exclude"] = list(spec.exclude)
+    if spec.mutation is None:
+        gate["mutation"] = False
+    elif spec.mutation != MutationSpec():
+        gate["mutation"] = spec.mutation.model_dump(mode="json")
     defined: dict[str, Any] = {
         "gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
     if spec.features is not None and spec.features.hardened:

@@ -73,6 +73,16 @@ class _Outcome(_Event):
     # model, client version) and how much of the evidence they saw.
     identity: dict[str, Any] | None = None
     coverage: dict[str, Any] | None = None
+    # What the verdict judged (absent on events written before these existed): its scope
+    # ("objective checks only" for the offline evaluator), the dimensions it could not
+    # judge, why `kind: auto` fell back, inline exceptions (all / written during the
+    # gate) and findings outside the change.
+    scope: str | None = None
+    not_judged: list[str] | None = None
+    fallback: str | None = None
+    suppressed: int | None = Field(default=None, ge=0)
+    suppressed_added: int | None = Field(default=None, ge=0)
+    pre_existing: int | None = Field(default=None, ge=0)
 
 
 @records.register(PASSED)

@@ -65,6 +65,29 @@ class EvaluateSpec(_Strict):
     command: str | None = Field(
         default=None, min_length=1,
         description="program for the command evaluator (bundle JSON on stdin, verdict JSON out)")
+    require: Literal["model"] | None = Field(
+        default=None, description="'model': the offline heuristic alone cannot pass this gate")
+    block_pre_existing: bool | None = Field(
+        default=None, description="offline findings in lines the gate did not change block too "
+        "(default: config evaluator.block_pre_existing, false)")
+
+
+class MutationSpec(_Strict):
+    """The mutation smoke check's budget: each changed Python function's body is
+    replaced by a raise and the gate's checks run against it in a temporary copy."""
+
+    max_functions: int = Field(default=20, ge=1, le=500,
+                               description="changed functions mutated at most")
+    timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False,
+                             description="seconds for all the mutants together")
+
+
+def _mutation_from_bool(value: Any) -> Any:
+    if value is True:
+        return {}
+    if value is False or value is None:
+        return None
+    return value
 
 
 class ApprovalSpec(_Strict):
@@ -121,6 +144,14 @@ class GateSpec(_Strict):
     approval: ApprovalSpec | None = None
     estimate_hours: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     features: FeatureRequirements | None = None
+    exclude: list[str] = Field(
+        default_factory=list, description="globs of artifact files the offline scan does not "
+        "judge (they stay artifacts: in the subject, the diff and a model's bundle)")
+    mutation: Annotated[MutationSpec | None, BeforeValidator(
+        _mutation_from_bool, json_schema_input_type=bool | MutationSpec)] = Field(
+        default_factory=MutationSpec,
+        description="mutation smoke check budget (on by default for a gate with checks and "
+        "Python artifacts); false switches it off")
 
 
 class GatesFile(_Strict):
@@ -230,11 +261,12 @@ def parse_graph(located: yamlio.Located, root: Path, *, config: Config | None = 
                     ("gates", index, "needs", need_index),
                     f"unknown gate '{need}' (gates: {', '.join(specs)})",
                 )
-        for glob_index, pattern in enumerate(spec.artifacts):
-            problem = globs.pattern_problem(pattern)
-            if problem:
-                raise located.error(("gates", index, "artifacts", glob_index),
-                                    f"'{pattern}': {problem}")
+        for key in ("artifacts", "exclude"):
+            for glob_index, pattern in enumerate(getattr(spec, key)):
+                problem = globs.pattern_problem(pattern)
+                if problem:
+                    raise located.error(("gates", index, key, glob_index),
+                                        f"'{pattern}': {problem}")
     for index, spec in enumerate(model.gates):
         if spec.features is not None:
             _check_feature_requirement(located, index, spec)

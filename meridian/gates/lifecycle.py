@@ -205,16 +205,25 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
 def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
                  results: list[CheckResult], base_commit: str | None) -> Bundle:
     files, notes = artifacts.artifact_files(snap.files)
-    diff, diff_notes = artifacts.diff_since(project.repo, base_commit, spec.artifacts, snap.files)
+    before = artifacts.base_files(project.repo, base_commit, spec.artifacts)
+    diff, diff_notes = artifacts.diff_since(project.repo, base_commit, spec.artifacts, snap.files,
+                                            before=before)
     if not base_commit:
         notes.append("the repository had no commit when the gate started: "
-                     "the diff shows every artifact as added")
+                     "the diff shows every artifact as added, and every line is judged")
+    changed = artifacts.changed_lines(base_commit, before, snap.files)
+    from meridian.evaluators.changes import added_allow_notes
+
+    allow_notes = added_allow_notes(
+        {f.path: f.content for f in files},
+        None if changed is None else {p: tuple(r) for p, r in changed.items()})
     return Bundle(
         gate=spec.id, description=spec.description, acceptance=spec.acceptance,
         artifact_globs=list(spec.artifacts), unmatched_globs=snap.unmatched,
         artifacts=files, checks=results, diff=diff, subject=snap.subject,
         diff_complete=not diff_notes,  # its only note says the diff was cut
-        notes=notes + diff_notes,
+        notes=notes + diff_notes + allow_notes, changed_lines=changed,
+        exclude_globs=list(spec.exclude),
     )
 
 
@@ -282,6 +291,19 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
         data["identity"] = verdict.identity.model_dump(mode="json")
     if verdict.coverage is not None:
         data["coverage"] = verdict.coverage.model_dump(mode="json", exclude={"unseen"})
+    # What the verdict judged, so status, health and the session context can say it.
+    if verdict.scope:
+        data["scope"] = verdict.scope
+    if verdict.not_judged:
+        data["not_judged"] = list(verdict.not_judged)
+    if verdict.fallback:
+        data["fallback"] = verdict.fallback
+    if verdict.suppressed:
+        data["suppressed"] = len(verdict.suppressed)
+        data["suppressed_added"] = sum(s.added for s in verdict.suppressed)
+    pre_existing = sum(i.pre_existing for i in verdict.issues)
+    if pre_existing:
+        data["pre_existing"] = pre_existing
     ledger = project.ledger
     record = ledger.record(kind, data, ts=stamp)
     outcome = "passed" if verdict.passed else "failed"

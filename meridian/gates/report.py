@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from meridian.evaluators.models import CheckResult, Issue, Verdict, ordered_issues
+from meridian.evaluators.models import (
+    CheckResult,
+    Issue,
+    SuppressedIssue,
+    Verdict,
+    blocks,
+    ordered_issues,
+)
 from meridian.gates import events as ev
 from meridian.gates.evidence import INCONSISTENT
 from meridian.gates.state import FORGED_TEXT, GateStatus
@@ -61,7 +68,44 @@ def summary_line(statuses: Iterable[GateStatus]) -> str:
 
 def issue_line(issue: Issue) -> str:
     check = f" [{issue.check}]" if issue.check else ""
-    return f"{issue.severity:<6}  {issue.where()}  {issue.message}{check}"
+    older = " (pre-existing: outside the change, not blocking)" if issue.pre_existing else ""
+    return f"{issue.severity:<6}  {issue.where()}  {issue.message}{check}{older}"
+
+
+def suppressed_line(item: SuppressedIssue) -> str:
+    added = " (written during this gate)" if item.added else ""
+    at = f" line {item.finding_line}" if item.finding_line else ""
+    return f"allowed {item.where()}  {item.kind}{at}: {item.message} -- {item.reason}{added}"
+
+
+def judged_lines(verdict: Verdict, indent: str = "  ") -> list[str]:
+    """What the verdict judged: its scope, the dimensions it could not, why auto fell
+    back, the inline exceptions, the files excluded and the mutation smoke check."""
+    lines = []
+    if verdict.scope:
+        lines.append(f"{indent}scope: {verdict.scope}")
+    if verdict.not_judged:
+        lines.append(f"{indent}not judged: {', '.join(verdict.not_judged)} (the overall is "
+                     f"computed from {', '.join(verdict.judged())})")
+    if verdict.fallback:
+        lines.append(f"{indent}evaluator: {verdict.fallback}")
+    if verdict.suppressed:
+        lines.append(f"{indent}inline exceptions ({len(verdict.suppressed)}):")
+        lines += [f"{indent}  {suppressed_line(s)}" for s in verdict.suppressed]
+    if verdict.excluded:
+        shown = ", ".join(verdict.excluded[:5]) + (" ..." if len(verdict.excluded) > 5 else "")
+        lines.append(f"{indent}excluded from the scan (exclude:): {shown}")
+    if verdict.mutation is not None:
+        report = verdict.mutation
+        survived = [m for m in report.tried if m.outcome == "survived"]
+        text = (f"{indent}mutation smoke check: {len(report.tried)} changed function(s) "
+                f"mutated, {len(survived)} survived the checks")
+        if report.skipped:
+            text += f", {len(report.skipped)} over the budget of {report.max_functions}"
+        if report.note:
+            text += f" ({report.note})"
+        lines.append(text)
+    return lines
 
 
 def check_line(result: CheckResult) -> str:
@@ -80,6 +124,7 @@ def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
         (f"gate {gate}: {outcome}  overall {verdict.overall} "
          f"(threshold {verdict.threshold}, evaluator {verdict.evaluator})"),
         "  scores: " + ", ".join(f"{name} {value:g}" for name, value in verdict.scores.items()),
+        *judged_lines(verdict),
     ]
     if verdict.self_score is not None:
         lines.append(f"  self-score: {verdict.self_score:g} (evaluator overall {verdict.overall})")
@@ -108,7 +153,7 @@ def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
                 lines += [f"          {ln}" for ln in tail]
     lines.append(f"  verdict: {branch}:{verdict_path}")
     if not verdict.passed:
-        high = sum(1 for i in issues if i.severity == "high")
+        high = sum(1 for i in issues if blocks(i, block_pre_existing=verdict.block_pre_existing))
         reason = (f"overall {verdict.overall} is below {verdict.threshold}"
                   if verdict.overall < verdict.threshold else f"overall {verdict.overall} is enough")
         if high:
@@ -141,8 +186,15 @@ def _event_text(record: Record) -> str:
     if kind in (ev.PASSED, ev.FAILED):
         counts = data.get("issues") or {}
         issues = ", ".join(f"{n} {sev}" for sev, n in counts.items())
+        scope = f", scope: {data['scope']}" if data.get("scope") else ""
         text = (f"overall {data.get('overall')} vs {data.get('threshold')} "
-                f"({data.get('evaluator')})" + (f"; issues: {issues}" if issues else ""))
+                f"({data.get('evaluator')}{scope})" + (f"; issues: {issues}" if issues else ""))
+        if data.get("pre_existing"):
+            text += f" ({data['pre_existing']} pre-existing)"
+        if data.get("suppressed"):
+            text += f"; {data['suppressed']} allowed by inline exceptions"
+            if data.get("suppressed_added"):
+                text += f" ({data['suppressed_added']} written during the gate)"
         if isinstance(data.get("identity"), dict):
             text += f"; {identity_text(data['identity'])}"
         coverage = data.get("coverage")
@@ -177,6 +229,10 @@ def story_lines(gate: str, status: GateStatus, entries: list[tuple[Record, dict[
         issues = ordered_issues(Issue.model_validate(i) for i in verdict.get("issues", []))
         for issue in issues:
             lines.append(f"      {issue_line(issue)}")
+        try:
+            lines += judged_lines(Verdict.model_validate(verdict), indent="      ")
+        except ValueError:
+            pass  # a document this version cannot read whole: its issues were shown
         path = record.data.get("verdict")
         if path:
             lines.append(f"      verdict: {branch}:{path}")

@@ -58,6 +58,7 @@ class GateStatus:
     overall: float | None = None
     threshold: float | None = None
     evaluator: str | None = None
+    scope: str | None = None  # "objective checks only": the offline evaluator's verdict
     subject: str | None = None  # tree id the latest verdict read
     current_subject: str | None = None  # tree id of the artifacts now (passed gates)
     changed_files: list[str] | None = None  # stale gates, when both trees are known here
@@ -96,6 +97,7 @@ class _Fold:
     overall: float | None = None
     threshold: float | None = None
     evaluator: str | None = None
+    scope: str | None = None  # the verdict's scope, e.g. "objective checks only"
     subject: str | None = None
     spec_hash: str | None = None
     identity: dict[str, Any] | None = None
@@ -146,6 +148,7 @@ class _Fold:
             self.overall = data.get("overall")
             self.threshold = data.get("threshold")
             self.evaluator = data.get("evaluator")
+            self.scope = data.get("scope")
             self.subject = data.get("subject")
             self.spec_hash = data.get("spec_hash")
             self.identity = data.get("identity")
@@ -267,8 +270,8 @@ def _base_status(spec: GateSpec, fold: _Fold) -> GateStatus:
         started_at=fold.started_at, base_commit=fold.base_commit,
         estimate_hours=fold.estimate_hours if fold.estimate_hours is not None else spec.estimate_hours,
         verdict=fold.verdict, verdict_passed=fold.verdict_passed, overall=fold.overall,
-        threshold=fold.threshold, evaluator=fold.evaluator, subject=fold.subject,
-        spec_hash=fold.spec_hash, identity=fold.identity,
+        threshold=fold.threshold, evaluator=fold.evaluator, scope=fold.scope,
+        subject=fold.subject, spec_hash=fold.spec_hash, identity=fold.identity,
         approver=fold.approver if fold.approved_verdict == fold.verdict else None,
         submissions=fold.submissions, blocks=fold.blocks, updated_at=fold.updated_at,
     )
@@ -322,6 +325,11 @@ def _needs_text(names: list[str], statuses: dict[str, GateStatus]) -> str:
     return ", ".join(f"{n} ({statuses[n].state})" for n in names)
 
 
+def _judged_by(fold: _Fold) -> str:
+    """``heuristic, scope: objective checks only``: who judged, and what they could."""
+    return f"{fold.evaluator}, scope: {fold.scope}" if fold.scope else str(fold.evaluator)
+
+
 def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) -> str:
     gate = status.gate
     state = status.state
@@ -341,7 +349,7 @@ def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) ->
                 f"never counted as passed")
     if state == "passed":
         by = f", approved by {status.approver}" if status.approver else ""
-        return f"overall {fold.overall} >= {fold.threshold} ({fold.evaluator}){by}"
+        return f"overall {fold.overall} >= {fold.threshold} ({_judged_by(fold)}){by}"
     text = ""
     if state == "submitted" and status.awaiting_approval:
         text = (f"verdict passed (overall {fold.overall}); awaiting a human: "
@@ -350,7 +358,8 @@ def _detail(status: GateStatus, fold: _Fold, statuses: dict[str, GateStatus]) ->
         text = f"submitted {fold.submitted_at}, no verdict recorded yet"
     elif state == "failed":
         high = f", {fold.high_issues} high-severity issue(s)" if fold.high_issues else ""
-        text = f"overall {fold.overall} (threshold {fold.threshold}){high}: meridian why {gate}"
+        text = (f"overall {fold.overall} (threshold {fold.threshold}, {_judged_by(fold)}){high}: "
+                f"meridian why {gate}")
     elif state == "in_progress":
         text = f"started {fold.started_at}"
     if status.unmet_needs:

@@ -274,6 +274,7 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
     intervals: list[float] = []
     blocks: Counter[str] = Counter()
     unavailable = 0
+    judged: Counter[str] = Counter()  # objective-only verdicts, suppressions, pre-existing
 
     for ts, kind, data in scan.gate_events:
         gate = data.get("gate")
@@ -299,6 +300,10 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
             if tally.first_passed is None:
                 tally.first_passed = passed
             tally.last_overall = overall
+            if data.get("scope"):
+                judged["objective_only"] += 1
+            for key in ("suppressed", "suppressed_added", "pre_existing"):
+                judged[key] += int(_number(data.get(key)) or 0)
             tokens_in, tokens_out, spent = _usage(data.get("usage"))
             tally.tokens_in += tokens_in
             tally.tokens_out += tokens_out
@@ -342,7 +347,9 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
         with_verdict=with_verdict, first_try_passed=first_try,
         first_try_pass_rate=_rate(first_try, with_verdict), verdicts=verdict_count,
         failed_verdicts=failed_count, evaluator_fail_rate=_rate(failed_count, verdict_count),
-        evaluator_unavailable=unavailable, blocks=sum(blocks.values()),
+        evaluator_unavailable=unavailable, objective_only_verdicts=judged["objective_only"],
+        suppressed=judged["suppressed"], suppressed_added=judged["suppressed_added"],
+        pre_existing_findings=judged["pre_existing"], blocks=sum(blocks.values()),
         blocks_by_source=dict(sorted(blocks.items())), intervals=len(intervals),
         mean_hours_in_progress=_hours(statistics.fmean(intervals)) if intervals else None,
         gates=[GateRow(gate=gate, state="open", submissions=t.submissions, verdicts=t.verdicts,

@@ -36,6 +36,14 @@ class GateHealth(_Model):
     failed_verdicts: int = 0
     evaluator_fail_rate: float | None = None  # failed verdicts / all verdicts
     evaluator_unavailable: int = 0
+    # Verdicts of the offline evaluator (scope: objective checks only): they did not judge
+    # the acceptance criteria.
+    objective_only_verdicts: int = 0
+    # Inline `meridian: allow` exceptions in verdicts, those written during their gate,
+    # and findings reported as pre-existing (outside the change, not blocking).
+    suppressed: int = 0
+    suppressed_added: int = 0
+    pre_existing_findings: int = 0
     blocks: int = 0
     blocks_by_source: dict[str, int] = Field(default_factory=dict)
     mean_hours_in_progress: float | None = None  # mean over started -> passed intervals

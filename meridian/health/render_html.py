@@ -277,6 +277,8 @@ def _gates(report: HealthReport) -> str:
         ("mean time in progress", duration(gates.mean_hours_in_progress)),
         ("blocks", str(gates.blocks)),
         ("evaluator unavailable", str(gates.evaluator_unavailable)),
+        ("scope: objective checks only", str(gates.objective_only_verdicts)),
+        ("inline exceptions", f"{gates.suppressed} ({gates.suppressed_added} new)"),
     ])]
     out.append(bar_chart("gates by state", [(s, float(n), STATE_COLORS.get(s, COLORS["muted"]))
                                             for s, n in gates.by_state.items()]))

@@ -63,6 +63,13 @@ def _gates(report: HealthReport, out: Console) -> None:
                     f"{percent(gates.evaluator_fail_rate)} ({gates.failed_verdicts} of "
                     f"{gates.verdicts} verdicts)")
     summary.add_row("evaluator unavailable", str(gates.evaluator_unavailable))
+    if gates.objective_only_verdicts:
+        summary.add_row("scope: objective checks only",
+                        f"{gates.objective_only_verdicts} of {gates.verdicts} verdicts (offline "
+                        "evaluator: acceptance criteria not judged)")
+    summary.add_row("inline exceptions",
+                    f"{gates.suppressed} ({gates.suppressed_added} written during their gate); "
+                    f"{gates.pre_existing_findings} pre-existing finding(s)")
     summary.add_row("blocks by source", f"{gates.blocks}: {blocks}")
     summary.add_row("mean time in progress",
                     f"{duration(gates.mean_hours_in_progress)} over {gates.intervals} pass(es)")

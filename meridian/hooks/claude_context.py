@@ -103,6 +103,9 @@ def session_context(repo: gitio.Repository, facts: ProjectFacts) -> tuple[str, s
             lines += [f"  {line}" for line in spec.acceptance.strip().splitlines()]
         if spec.artifacts:
             lines.append(f"Artifacts: {', '.join(spec.artifacts)}")
+        if current.scope:
+            lines.append(f"The last verdict's scope: {current.scope} (the offline evaluator did "
+                         "not judge the acceptance criteria; meet them anyway)")
         if current.verdict and current.verdict_passed is False:
             issues = issue_lines(ledger.read_json(current.verdict))
             lines.append(f"Open issues of the last verdict ({current.verdict}):")

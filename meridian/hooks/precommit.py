@@ -13,8 +13,11 @@ In order, each step only when the one before passed:
    A staged file of a passed gate is a warning naming the gate it makes stale
    (``gate_view.decide_path`` is the rule, ``meridian owners PATH`` shows it);
 4. the heuristic evaluator reads the staged content of files that belong to gates and
-   a high-severity finding (a stub, a test that cannot fail) is refused with file:line
-   (``hook:staged_heuristics``, and each check's own ``heuristic:<id>`` mechanism).
+   a high-severity finding (a stub, a test that cannot fail) in the staged hunks is
+   refused with file:line (``hook:staged_heuristics``, and each check's own
+   ``heuristic:<id>`` mechanism). Findings in lines the commit does not touch are the
+   gate's business, not this commit's; ``meridian: allow KIND -- reason`` markers and
+   the gates' ``exclude:`` globs are honoured as at submit.
 
 Every refusal is a ``gate.blocked`` event with ``source: "pre-commit"``. Nothing here
 imports anthropic or rich, opens the network, or reads history beyond what is new:
@@ -146,24 +149,43 @@ def need_step(gate: str, state: str) -> str:
     return step.get(state, f"pass {gate} first (meridian status)")
 
 
+def _head_text(repo: gitio.Repository, head: gitio.Oid | None, path: str) -> str | None:
+    """``path`` as HEAD has it, as text (None: not in HEAD, or binary)."""
+    if head is None:
+        return None
+    entry = gitio.tree_entry(repo, gitio.commit_tree(repo, head), path)
+    if entry is None or not hasattr(entry, "data"):
+        return None
+    return gitio.decode_text(entry.data)
+
+
 def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                         owners: dict[str, list[str]],
                         staged: dict[str, gitio.Oid | None]) -> list[Refusal]:
+    from meridian.evaluators.changes import changed_lines
+
     texts: dict[str, str] = {}
+    changed: dict[str, tuple[tuple[int, int], ...]] = {}
+    head = gitio.head_commit(repo)
+    head_oid = gitio.Oid(hex=head) if head else None
     for paths in owners.values():
         for path in paths:
             oid = staged.get(path)
             if oid is None or path in texts:
                 continue
+            if facts.scan_excluded(path, facts.gates_for_path(path)):
+                continue
             text = gitio.decode_text(gitio.read_blob(repo, oid))
             if text is not None:
                 texts[path] = text
+                # The staged hunks: what this commit changes in the file.
+                changed[path] = changed_lines(_head_text(repo, head_oid, path), text)
     if not texts:
         return []
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
-    from meridian.evaluators.scan import scan_findings
+    from meridian.evaluators.scan import scan_tree
 
-    high = [f for f in scan_findings(texts, facts.heuristic_disabled()) if f.severity == "high"]
+    high = scan_tree(texts, facts.heuristic_disabled(), changed=changed).blocking()
     refusals = []
     for gate, paths in owners.items():
         mine = [i for i in high if i.file in paths]

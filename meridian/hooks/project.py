@@ -30,6 +30,7 @@ class GateFacts:
     id: str
     needs: tuple[str, ...]
     artifacts: tuple[str, ...]
+    exclude: tuple[str, ...] = ()  # artifact globs the offline scan does not judge
 
 
 @dataclass
@@ -55,6 +56,13 @@ class ProjectFacts:
     def heuristic_disabled(self) -> frozenset[str]:
         prefix = "heuristic:"
         return frozenset(m[len(prefix):] for m in self.disabled if m.startswith(prefix))
+
+    def scan_excluded(self, path: str, gates: list[str]) -> bool:
+        """Every one of ``gates`` keeps ``path`` out of its offline scan (``exclude:``)."""
+        from meridian.gates import globs
+
+        excludes = {g.id: g.exclude for g in self.gates}
+        return bool(gates) and all(globs.matches_any(excludes.get(g, ()), path) for g in gates)
 
     def gates_for_path(self, path: str) -> list[str]:
         """Ids of the gates whose artifact globs cover ``path``, in dependency order."""
@@ -103,8 +111,8 @@ def _to_json(facts: ProjectFacts) -> dict[str, Any]:
         "block_stale_on_push": facts.block_stale_on_push,
         "claude_stop_retry_cap": facts.claude_stop_retry_cap,
         "has_graph": facts.has_graph,
-        "gates": [{"id": g.id, "needs": list(g.needs), "artifacts": list(g.artifacts)}
-                  for g in facts.gates],
+        "gates": [{"id": g.id, "needs": list(g.needs), "artifacts": list(g.artifacts),
+                   "exclude": list(g.exclude)} for g in facts.gates],
         "disabled": sorted(facts.disabled),
         "rule_ids": facts.rule_ids,
         "files": list(facts.files),
@@ -117,7 +125,8 @@ def _from_json(root: Path, data: dict[str, Any]) -> ProjectFacts:
         block_stale_on_push=bool(data["block_stale_on_push"]),
         claude_stop_retry_cap=int(data["claude_stop_retry_cap"]),
         has_graph=bool(data["has_graph"]),
-        gates=[GateFacts(g["id"], tuple(g["needs"]), tuple(g["artifacts"])) for g in data["gates"]],
+        gates=[GateFacts(g["id"], tuple(g["needs"]), tuple(g["artifacts"]),
+                         tuple(g.get("exclude", ()))) for g in data["gates"]],
         disabled=frozenset(data["disabled"]), rule_ids=dict(data["rule_ids"]),
         files=tuple(data["files"]), source="cache",
     )
@@ -151,7 +160,8 @@ def check_project(root: Path) -> tuple[ProjectFacts, str, str]:
         from meridian.gates.graph import load_graph
 
         graph = load_graph(root, config)
-        facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts)) for s in graph.ordered()]
+        facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts), tuple(s.exclude))
+                       for s in graph.ordered()]
     facts.disabled = disabled_mechanisms(root)
     facts.rule_ids = {rule.mechanism: rule.id for rule in load_rules(root) if rule.active}
     # as git names them; a path outside the repository is in no index, so never compared

@@ -76,11 +76,13 @@ gates:
 @pytest.fixture
 def calc_project(project: Path, write_gates) -> Path:
     write_gates(CALC_GATE)
-    write(project, "src/calc.py", STUB)
     write(project, "tests/conftest.py", "import sys\nsys.path.insert(0, 'src')\n")
     write(project, "tests/test_calc.py", TESTS.replace("\n\ndef test_divide_by_zero", "\n\ndef _x")
           .replace("with pytest.raises(ZeroDivisionError):\n        divide(1, 0)", "assert divide"))
-    commit_all(project, "calculator skeleton")
+    commit_all(project, "calculator tests")
+    # The stub is the gate's own work (written after the base commit the gate starts
+    # from): a stub already committed before the gate started would be pre-existing.
+    write(project, "src/calc.py", STUB)
     return project
 
 
