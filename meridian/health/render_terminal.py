@@ -64,9 +64,9 @@ def _gates(report: HealthReport, out: Console) -> None:
                     f"{gates.verdicts} verdicts)")
     summary.add_row("evaluator unavailable", str(gates.evaluator_unavailable))
     if gates.objective_only_verdicts:
-        summary.add_row("scope: objective checks only",
-                        f"{gates.objective_only_verdicts} of {gates.verdicts} verdicts (offline "
-                        "evaluator: acceptance criteria not judged)")
+        summary.add_row("offline verdicts",
+                        f"{gates.objective_only_verdicts} of {gates.verdicts} (scope: objective "
+                        "checks only; acceptance criteria not judged)")
     summary.add_row("inline exceptions",
                     f"{gates.suppressed} ({gates.suppressed_added} written during their gate); "
                     f"{gates.pre_existing_findings} pre-existing finding(s)")

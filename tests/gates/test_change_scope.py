@@ -216,7 +216,7 @@ def test_the_offline_verdict_says_what_it_did_not_judge(project, write_gates, cl
     verdict = _verdict(project, passed)
     assert set(verdict.scores) == {"completeness"}
     assert "spec_adherence" in verdict.not_judged and verdict.scope == "objective checks only"
-    assert verdict.fallback and "ANTHROPIC_API_KEY is not set" in verdict.fallback
+    assert verdict.fallback and "no ANTHROPIC_API_KEY" in verdict.fallback
     assert passed.data["scope"] == "objective checks only"
     status = cli("status")
     assert "(heuristic, scope: objective checks only)" in status.out
