@@ -235,7 +235,9 @@ def _check_document(record: Record, path: str, document: dict[str, Any],
         verdict = Verdict.model_validate(document)
         decided = decide(gate=verdict.gate, evaluator=verdict.evaluator, subject=verdict.subject,
                          scores=verdict.scores, issues=verdict.issues,
-                         threshold=verdict.threshold, weights=verdict.weights)
+                         threshold=verdict.threshold, weights=verdict.weights,
+                         coverage=verdict.coverage, not_judged=verdict.not_judged,
+                         block_pre_existing=verdict.block_pre_existing)
     except (ValidationError, ValueError) as exc:
         first = str(exc).splitlines()[0]
         return f"its verdict {path} is not a valid verdict ({first})"
