@@ -146,3 +146,31 @@ def test_every_page_a_user_page_links_exists(page: str) -> None:
     for link in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / page).read_text()):
         if not link.startswith(("http://", "https://")):
             assert (ROOT / page).parent.joinpath(link).is_file(), f"{page}: {link}"
+
+
+def test_log_with_an_unknown_kind_lists_the_kinds(repo_with_commit: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["init", "--no-hooks"]) == 0
+    capsys.readouterr()
+    assert cli.main(["log", "--kind", "gate.pased"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("meridian: --kind gate.pased: no such event kind (kinds: ")
+    assert "gate.passed" in err and "meridian.init" in err and err.count("\n") == 1
+    # a known kind, a prefix, and a kind without a model all filter
+    for kind in ("gate.passed", "gate", "meridian.init", "memory"):
+        assert cli.main(["log", "--kind", kind, "--json"]) == 0, kind
+    assert '"kind":"meridian.init"' in capsys.readouterr().out
+
+
+def test_memory_verify_takes_the_kind_the_readme_names(repo_with_commit: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert "`meridian memory add\\|list\\|export\\|verify KIND`" in README
+    assert cli.main(["init", "--no-hooks"]) == 0
+    assert cli.main(["memory", "add", "semantic", "--json",
+                     '{"text": "run the migrations first", "confidence": 0.8}']) == 0
+    capsys.readouterr()
+    for kind in ("semantic", "episodes", "corrections", None):
+        assert cli.main(["memory", "verify", *([kind] if kind else [])]) == 0, kind
+        assert capsys.readouterr().out.endswith(": intact\n")
+    assert cli.main(["memory", "verify", "dreams"]) == 2
+    assert "unknown memory kind 'dreams'" in capsys.readouterr().err
