@@ -609,7 +609,8 @@ def protect_harness(context: Located) -> Reply | None:
     if command is not None:
         from meridian.hooks.bash_writes import hook_bypasses
 
-        branch = read_settings()[1] if "meridian" in command or "state" in command else None
+        # the state branch's name, when a git or meridian command could touch it
+        branch = read_settings()[1] if "git" in command or "meridian" in command else None
         bypasses = hook_bypasses(command, state_branch=branch or "meridian/state")
         if bypasses and read_settings()[0]:
             text, kind = bypasses[0]

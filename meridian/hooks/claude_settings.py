@@ -75,7 +75,11 @@ def hook_command(event: str) -> str:
             'set -- python3 -P -m meridian; '
             f"else echo '{missing}' >&2; exit {2 if closed else 1}; fi; ")
     if not closed:
-        return pick + f'exec "$@" hook claude {event}'
+        # Exit 2 would block a stop (or erase a prompt); Meridian never means it for these
+        # events, so a 2 (an older Meridian's usage error, say) is turned into a warning.
+        return (pick + f'"$@" hook claude {event}; s=$?; if [ "$s" -eq 2 ]; then echo '
+                f'"meridian: the {event} hook exited 2 (not blocking)" >&2; exit 1; fi; '
+                'exit "$s"')
     # Meridian answers PreToolUse with exit 0 (its decision is JSON); any other exit means
     # it did not run (no module, a broken install): block, saying so.
     return (pick + f'"$@" hook claude {event}; s=$?; '

@@ -271,3 +271,49 @@ def test_git_stash_pop_is_judged_by_the_files_it_writes(project: tuple[Path, Pat
     run(["git", "stash"], root, env)
     outcome = hook(root, home, "PreToolUse", bash("git stash pop"))
     assert (outcome.code, outcome.out, outcome.err) == (0, "", ""), outcome
+
+
+def test_a_meridian_that_exits_2_never_blocks_a_stop(tmp_path: Path) -> None:
+    """An older or broken Meridian (a usage error is exit 2) must not block a stop or
+    erase a prompt; for PreToolUse the same failure blocks the tool call."""
+    home = tmp_path / "home"
+    root = make_project(tmp_path / "project", home)
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for name in ("sh", "git", "dirname", "cat"):
+        (bare / name).symlink_to(shutil.which(name, path="/usr/bin:/bin") or "")
+    old = bare / "meridian"
+    old.write_text("#!/bin/sh\necho 'meridian: error: invalid choice' >&2\nexit 2\n")
+    old.chmod(0o755)
+    env = claude_env(root, home, extra={"PATH": str(bare), "MERIDIAN_PYTHON": ""})
+    stop = hook(root, home, "Stop", {"stop_hook_active": False}, env=env)
+    assert stop.code == 1 and "exited 2 (not blocking)" in stop.err, stop
+    pre = hook(root, home, "PreToolUse", bash("ls"), env=env)
+    assert pre.code == 2, pre
+
+
+def test_a_decision_that_takes_too_long_is_a_deny(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The internal deadline answers before Claude Code's hook timeout would let the call
+    through (a hang Meridian did not foresee)."""
+    import io
+    import json
+    import time
+
+    from meridian.commands import hook as hook_command
+    from meridian.hooks import claude
+
+    def hang(event: str, payload: str) -> claude.Reply:
+        time.sleep(30)
+        raise AssertionError("the deadline did not fire")
+
+    monkeypatch.setattr(hook_command, "DEADLINE_S", 1)
+    monkeypatch.setattr(claude, "handle", hang)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("{}"))
+    assert hook_command.run_claude("PreToolUse", []) == 0
+    decision = json.loads(capsys.readouterr().out)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "took longer than 1 s" in decision["permissionDecisionReason"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("{}"))
+    assert hook_command.run_claude("Stop", []) == 1
+    assert "took longer than 1 s" in capsys.readouterr().err
