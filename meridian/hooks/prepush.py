@@ -10,7 +10,10 @@ as are deletions. For anything else the push is refused when:
 - a passed gate has gone stale (its artifacts or its definition changed since the verdict)
   (``hooks.block_stale_on_push`` in ``.meridian/config.yaml``, on by default);
 - a suite with a pinned baseline has a latest run that regresses against it
-  (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``).
+  (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``);
+- a pushed commit changes a file of a gate that is locked now (rule mechanism
+  ``hook:locked_gate_artifacts``): the commits themselves are read, not the work tree,
+  so a ``git commit --no-verify`` that skipped the pre-commit hook is caught here.
 
 Under the pre-commit framework stdin carries nothing; the pushed refs come from the
 ``PRE_COMMIT_LOCAL_BRANCH`` / ``PRE_COMMIT_REMOTE_BRANCH`` variables it sets.
@@ -31,6 +34,7 @@ from meridian.hooks.report import Refusal
 
 SOURCE = "pre-push"
 REGRESSION_RULE = "prepush:regression_gate"
+LOCKED_RULE = "hook:locked_gate_artifacts"
 ZERO = "0" * 40
 
 
@@ -118,6 +122,77 @@ def _stale(repo: gitio.Repository, facts: ProjectFacts, use_cache: bool) -> list
     return refusals
 
 
+MAX_PUSHED_COMMITS = 5000
+
+
+def _pushed_commits(repo: gitio.Repository, ref: PushedRef) -> list[gitio.CommitInfo]:
+    """The commits ``ref`` pushes: not on the remote's ref (or, for a new ref, on no
+    remote-tracking ref), newest first, at most MAX_PUSHED_COMMITS."""
+    try:
+        tip = gitio.Oid(hex=ref.local_sha)
+    except ValueError:
+        return []
+    hide: list[gitio.Oid] = []
+    if ref.remote_sha != ZERO:
+        try:
+            remote = gitio.Oid(hex=ref.remote_sha)
+            repo[remote]  # the remote's tip must be known here to stop the walk at it
+            hide.append(remote)
+        except (ValueError, KeyError):
+            pass
+    if not hide:
+        hide = [oid for name in gitio.list_refs(repo, "refs/remotes/")
+                if (oid := gitio.ref_target(repo, name)) is not None]
+    out = []
+    for info in gitio.walk(repo, tip, hide=hide):
+        out.append(info)
+        if len(out) >= MAX_PUSHED_COMMITS:
+            break
+    return out
+
+
+def _locked_in_commits(repo: gitio.Repository, facts: ProjectFacts, wanted: list[PushedRef],
+                       use_cache: bool) -> list[Refusal]:
+    """Files of gates locked now, changed by a pushed commit (however it was committed)."""
+    if not facts.has_graph or not facts.is_active(LOCKED_RULE):
+        return []
+    touched: dict[str, list[str]] = {}  # path -> the pushed commits changing it
+    for ref in wanted:
+        for info in _pushed_commits(repo, ref):
+            parent = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+            for path, _, _ in gitio.changed_paths(repo, parent, gitio.commit_tree(repo, info.oid)):
+                if facts.gates_for_path(path):
+                    commits = touched.setdefault(path, [])
+                    if str(info.oid) not in commits:
+                        commits.append(str(info.oid))
+    if not touched:
+        return []
+    from meridian.hooks.gate_view import path_decisions
+    from meridian.hooks.precommit import need_step
+
+    by_gate: dict[str, list[str]] = {}
+    unmet_of: dict[str, list[tuple[str, str]]] = {}
+    for decision in path_decisions(repo, facts, sorted(touched), use_cache=use_cache):
+        if decision.allowed:
+            continue
+        gate = next(iter(decision.unmet))
+        by_gate.setdefault(gate, []).append(decision.path)
+        unmet_of[gate] = decision.unmet[gate]
+    refusals = []
+    for gate, files in by_gate.items():
+        commits = sorted({c[:10] for f in files for c in touched[f]})
+        unmet = unmet_of[gate]
+        need_text = ", ".join(f"{n} ({state})" for n, state in unmet) or "its needs"
+        refusals.append(Refusal(
+            reason=(f"pushed commit(s) {', '.join(commits[:5])} change files of gate {gate}, "
+                    f"which is locked (needs {need_text}); a commit that skipped the "
+                    "pre-commit hook is checked here"),
+            next_step=(need_step(*unmet[0]) if unmet else "see `meridian status`")
+            + "; then rewrite those commits without the files, or push once the gate opens",
+            gate=gate, files=files, details=report.listed(files), mechanism=LOCKED_RULE))
+    return refusals
+
+
 def _regressions(repo: gitio.Repository, facts: ProjectFacts,
                  warnings: list[str] | None = None) -> list[Refusal]:
     # The comparison itself lives in meridian.evals.baselines (shared with `meridian ci`).
@@ -180,6 +255,7 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
     result.refusals += _integrity(repo, facts, use_cache)
     if result.refusals:
         return result
+    result.refusals += _locked_in_commits(repo, facts, wanted, use_cache)
     if facts.block_stale_on_push:
         result.refusals += _stale(repo, facts, use_cache)
     if facts.is_active(REGRESSION_RULE):
