@@ -36,6 +36,7 @@ MODEL_MODULES_BY_PREFIX = {
     "eval.": "meridian.evals.store",
     "baseline.": "meridian.evals.store",
     "features.": "meridian.features",
+    "harness.": "meridian.harness",
 }
 _imported: set[str] = set()
 

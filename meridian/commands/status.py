@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    from meridian import harness
     from meridian.config import CONFIG_PATH
     from meridian.errors import MeridianError
     from meridian.gates.lifecycle import open_project
@@ -124,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     project = open_project(".")
     if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
         raise MeridianError(missing_branch_error(project))
+    warnings = []
+    try:
+        harness.catch_up(project.repo, project.ledger, harness.harness_paths(project.root))
+    except MeridianError as exc:  # reporting the state matters more than recording
+        warnings.append(f"harness changes not caught up: {exc}")
+    changes = harness.recent(project.ledger)
     statuses = list(derive_states(project.ledger, project.graph).values())
     stale_statuses = [s for s in statuses if s.state == "stale"]
     stale = [s.gate for s in stale_statuses]
@@ -131,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"branch": project.ledger.branch,
                           "gates": [s.to_json() for s in statuses], "stale": stale,
-                          "remote": remote}, indent=2))
+                          "remote": remote,
+                          "harness_changes": [{"ts": r.ts, **r.data} for r in changes]},
+                         indent=2))
     else:
         for line in status_lines(statuses):
             print(line)
@@ -140,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
         print(summary_line(statuses))
         if remote is not None and remote["hint"]:
             print(f"note: {remote['hint']}")
+        if changes:
+            print("harness changes, latest first (meridian log --kind harness.changed):")
+            for record in changes:
+                print(f"  {harness.line(record)}")
+    for warning in warnings:
+        print(f"meridian: warning: {warning}", file=sys.stderr)
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
         reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)

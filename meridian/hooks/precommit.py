@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from meridian import gitio
-from meridian.errors import ConfigError
+from meridian.errors import ConfigError, MeridianError
 from meridian.hooks import report
 from meridian.hooks.project import ProjectFacts, ledger_problems, load_facts
 from meridian.hooks.report import Refusal
@@ -262,12 +262,33 @@ def check(path: str = ".", *, use_cache: bool = True) -> Result:
     return result
 
 
+def _record_harness_change(path: str, result: Result) -> None:
+    """A commit that changes the gate graph, rules, config or features: a
+    ``harness.changed`` event saying what changed (``meridian.harness``)."""
+    repo = gitio.open_repo(path)
+    staged = gitio.staged_changes(repo)
+    if not any(p.startswith(".meridian/") or p.endswith((".yaml", ".yml")) for p in staged):
+        return  # the usual commit: nothing to import, nothing to record
+    root = gitio.workdir(repo)
+    from meridian import harness
+    from meridian.ledger import Ledger
+
+    try:
+        harness.record_staged(repo, Ledger(repo, str(result.branch)),
+                              harness.harness_paths(root), staged)
+    except MeridianError as exc:
+        result.warnings.append(f"harness change not recorded: {exc} "
+                               "(`meridian status` records it later)")
+
+
 def run(path: str = ".", *, use_cache: bool = True, stderr: TextIO | None = None) -> int:
     """The hook: check, record each refusal, print what was refused and why; 0 or 2."""
     out = stderr or sys.stderr
     result = check(path, use_cache=use_cache)
     if result.refusals:
         report.record(gitio.open_repo(path), result.branch, result, SOURCE)
+    elif result.branch is not None:
+        _record_harness_change(path, result)
     for line in report.render(result, SOURCE, "commit"):
         print(line, file=out)
     return 0 if result.ok else 2

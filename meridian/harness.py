@@ -1,0 +1,378 @@
+"""Harness changes as events: every change of the gate graph, rules, config or features.
+
+Layer: local guardrails and state derivation. The harness is what enforces the work:
+a program that drops a gate's needs, retires a rule or sets a rubber-stamp evaluator
+weakens every later check, so each such commit is recorded as ``harness.changed`` with
+what changed in words::
+
+    gate impl: needs [spec] removed; checks removed
+    rule no-stub-code retired
+    evaluator: heuristic -> command
+
+Recorded by the pre-commit hook (from the staged files, before the commit exists) and
+caught up by commands (``status``, ``gate``, ``health``, ``ci``) for any commit of
+``HEAD`` whose harness change is not on record (a ``--no-verify`` commit, a clone
+without hooks). A change is matched to its record by the blob ids before and after, so
+the hook's record and the catch-up never double count. A weakening change made while a
+Claude Code session is active (``CLAUDECODE`` in the environment, as Claude Code sets
+for the commands it runs) is marked ``agent_session``. ``meridian ci`` lists the
+changes of the pushed range; it is the authority, as a program can skip both routes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from meridian import gitio, records
+
+KIND = "harness.changed"
+DEFAULT_FILES = (".meridian/config.yaml", ".meridian/gates.yaml", ".meridian/rules.yaml",
+                 ".meridian/features.yaml")
+CATCH_UP_LIMIT = 200  # newest harness commits of HEAD looked at per catch-up
+
+
+class FileChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    before: str | None = None  # blob id, None when the file was added
+    after: str | None = None  # blob id, None when the file was removed
+
+
+@records.register(KIND)
+class HarnessChanged(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    files: list[FileChange] = Field(min_length=1)
+    changes: list[str] = Field(default_factory=list)
+    weakening: bool = False
+    commit: str | None = None  # the code commit, when known (None: recorded at pre-commit)
+    source: str = "pre-commit"  # pre-commit or catch-up
+    agent_session: bool = False
+
+
+@dataclass
+class Description:
+    changes: list[str] = field(default_factory=list)
+    weakening: bool = False
+
+    def add(self, text: str, *, weakens: bool = False) -> None:
+        self.changes.append(text)
+        self.weakening = self.weakening or weakens
+
+
+def _load(data: bytes | None) -> Any:
+    if data is None:
+        return None
+    import yaml
+
+    try:
+        return yaml.safe_load(data.decode("utf-8", errors="replace"))
+    except yaml.YAMLError:
+        return "<unparsable>"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else ([] if value is None else [value])
+
+
+def _check_text(check: Any) -> str:
+    return str(check.get("run")) if isinstance(check, dict) else str(check)
+
+
+def _describe_gates(before: Any, after: Any, out: Description) -> None:
+    def by_id(doc: Any) -> dict[str, dict[str, Any]]:
+        gates = doc.get("gates") if isinstance(doc, dict) else None
+        return {str(g.get("id")): g for g in _as_list(gates) if isinstance(g, dict)}
+
+    old, new = by_id(before), by_id(after)
+    for gate in old.keys() - new.keys():
+        out.add(f"gate {gate} removed", weakens=True)
+    for gate in new.keys() - old.keys():
+        out.add(f"gate {gate} added")
+    for gate in sorted(old.keys() & new.keys()):
+        a, b = old[gate], new[gate]
+        parts: list[str] = []
+        weak = False
+        lost_needs = [n for n in _as_list(a.get("needs")) if n not in _as_list(b.get("needs"))]
+        got_needs = [n for n in _as_list(b.get("needs")) if n not in _as_list(a.get("needs"))]
+        if lost_needs:
+            parts.append(f"needs [{', '.join(map(str, lost_needs))}] removed")
+            weak = True
+        if got_needs:
+            parts.append(f"needs [{', '.join(map(str, got_needs))}] added")
+        old_checks = [_check_text(c) for c in _as_list(a.get("checks"))]
+        new_checks = [_check_text(c) for c in _as_list(b.get("checks"))]
+        if old_checks and not new_checks:
+            parts.append("checks removed")
+            weak = True
+        elif old_checks != new_checks:
+            dropped = [c for c in old_checks if c not in new_checks]
+            parts.append(f"checks changed ({len(dropped)} removed, "
+                         f"{len([c for c in new_checks if c not in old_checks])} added)")
+            weak = weak or bool(dropped)
+        lost_globs = [g for g in _as_list(a.get("artifacts")) if g not in _as_list(b.get("artifacts"))]
+        if lost_globs:
+            parts.append(f"artifacts [{', '.join(map(str, lost_globs))}] removed")
+            weak = True
+        elif _as_list(a.get("artifacts")) != _as_list(b.get("artifacts")):
+            parts.append("artifacts changed")
+        ea = a.get("evaluate") if isinstance(a.get("evaluate"), dict) else {}
+        eb = b.get("evaluate") if isinstance(b.get("evaluate"), dict) else {}
+        for key in ("threshold", "evaluator", "command"):
+            if ea.get(key) != eb.get(key):
+                parts.append(f"evaluate.{key}: {ea.get(key)} -> {eb.get(key)}")
+                weak = weak or key != "threshold" or _lower(ea.get(key), eb.get(key))
+        if a.get("approval") and not b.get("approval"):
+            parts.append("approval removed")
+            weak = True
+        elif a.get("approval") != b.get("approval"):
+            parts.append("approval changed")
+        if a.get("features") != b.get("features"):
+            parts.append("required features changed")
+            weak = weak or bool(a.get("features"))
+        for key in ("acceptance", "description", "estimate_hours"):
+            if a.get(key) != b.get(key):
+                parts.append(f"{key} changed")
+        if parts:
+            out.add(f"gate {gate}: " + "; ".join(parts), weakens=weak)
+
+
+def _lower(before: Any, after: Any) -> bool:
+    try:
+        return after is None or float(after) < float(before)
+    except (TypeError, ValueError):
+        return True
+
+
+def _describe_rules(before: Any, after: Any, out: Description) -> None:
+    def by_id(doc: Any) -> dict[str, dict[str, Any]]:
+        rules = doc.get("rules") if isinstance(doc, dict) else None
+        return {str(r.get("id")): r for r in _as_list(rules) if isinstance(r, dict)}
+
+    old, new = by_id(before), by_id(after)
+    for rule in sorted(old.keys() - new.keys()):
+        out.add(f"rule {rule} removed", weakens=True)
+    for rule in sorted(new.keys() - old.keys()):
+        out.add(f"rule {rule} added")
+    for rule in sorted(old.keys() & new.keys()):
+        a, b = old[rule].get("status", "active"), new[rule].get("status", "active")
+        if a != b:
+            out.add(f"rule {rule} {'retired' if b == 'retired' else 'activated'}",
+                    weakens=b == "retired")
+        elif old[rule].get("mechanism") != new[rule].get("mechanism"):
+            out.add(f"rule {rule}: mechanism {old[rule].get('mechanism')} -> "
+                    f"{new[rule].get('mechanism')}", weakens=True)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+# Config keys whose change weakens enforcement (any other change is recorded, unmarked).
+_WEAKENING_CONFIG = ("evaluator.kind", "evaluator.command", "approval.allow_non_interactive",
+                     "hooks.block_stale_on_push", "paths.gates", "paths.rules", "branch")
+
+
+def _describe_config(before: Any, after: Any, out: Description) -> None:
+    old, new = _flatten(before or {}), _flatten(after or {})
+    for key in sorted(old.keys() | new.keys()):
+        if old.get(key) == new.get(key):
+            continue
+        label = "evaluator" if key == "evaluator.kind" else key
+        weak = key in _WEAKENING_CONFIG or (key == "evaluator.threshold"
+                                            and _lower(old.get(key), new.get(key)))
+        out.add(f"{label}: {old.get(key, '(default)')} -> {new.get(key, '(default)')}",
+                weakens=weak)
+
+
+def _describe_features(before: Any, after: Any, out: Description) -> None:
+    def by_id(doc: Any) -> dict[str, Any]:
+        items = doc.get("features") if isinstance(doc, dict) else None
+        if isinstance(items, dict):
+            return {str(k): v for k, v in items.items()}
+        return {str(f.get("id")): f for f in _as_list(items) if isinstance(f, dict)}
+
+    old, new = by_id(before), by_id(after)
+    for feature in sorted(old.keys() - new.keys()):
+        out.add(f"feature {feature} removed", weakens=True)
+    for feature in sorted(new.keys() - old.keys()):
+        out.add(f"feature {feature} added")
+    for feature in sorted(old.keys() & new.keys()):
+        if old[feature] != new[feature]:
+            out.add(f"feature {feature}: tests changed", weakens=True)
+
+
+def describe(path: str, before: bytes | None, after: bytes | None) -> Description:
+    """What changed in one harness file, in words, and whether it weakens enforcement."""
+    out = Description()
+    old, new = _load(before), _load(after)
+    if before is not None and after is None:
+        out.add(f"{path} removed", weakens=True)
+        return out
+    if "<unparsable>" in (old, new):
+        out.add(f"{path}: changed (not parsable as YAML)", weakens=True)
+        return out
+    name = path.rsplit("/", 1)[-1]
+    describer = {"gates.yaml": _describe_gates, "rules.yaml": _describe_rules,
+                 "config.yaml": _describe_config, "features.yaml": _describe_features}.get(name)
+    if describer is None:
+        out.add(f"{path} changed")
+    else:
+        describer(old, new, out)
+    if not out.changes:
+        out.add(f"{path}: reformatted (no change in meaning)")
+    return out
+
+
+def agent_session_active() -> bool:
+    """A Claude Code session runs this (it sets CLAUDECODE for the commands it runs)."""
+    return bool(os.environ.get("CLAUDECODE") or os.environ.get("CLAUDE_CODE_ENTRYPOINT"))
+
+
+def _recorded_pairs(ledger: Any) -> set[tuple[tuple[str, str | None, str | None], ...]]:
+    from meridian.ledger import EVENTS
+
+    out = set()
+    for record in ledger.records(EVENTS):
+        if record.kind != KIND:
+            continue
+        files = record.data.get("files") or []
+        out.add(tuple(sorted((f.get("path"), f.get("before"), f.get("after"))
+                             for f in files if isinstance(f, dict))))
+    return out
+
+
+def _event(ledger: Any, files: list[tuple[str, str | None, str | None]],
+           texts: dict[str, tuple[bytes | None, bytes | None]], *, commit: str | None,
+           source: str) -> dict[str, Any]:
+    description = Description()
+    for path, _, _ in files:
+        before, after = texts[path]
+        part = describe(path, before, after)
+        description.changes += part.changes
+        description.weakening = description.weakening or part.weakening
+    data = {"files": [{"path": p, "before": b, "after": a} for p, b, a in files],
+            "changes": description.changes, "weakening": description.weakening,
+            "commit": commit, "source": source,
+            "agent_session": agent_session_active() and description.weakening}
+    summary = f"harness.changed: {'; '.join(description.changes)}"[:200]
+    ledger.emit(KIND, data, summary=summary,
+                trailers={"Meridian-Weakening": "yes" if description.weakening else "no"})
+    return data
+
+
+def _blob(repo: gitio.Repository, tree: Any, path: str) -> tuple[str | None, bytes | None]:
+    obj = gitio.tree_entry(repo, tree, path) if tree is not None else None
+    data = gitio.blob_data(obj)
+    return (str(obj.id) if obj is not None and data is not None else None), data
+
+
+def record_staged(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...],
+                  staged: dict[str, Any]) -> dict[str, Any] | None:
+    """The pre-commit hook's record of the harness files this commit changes."""
+    touched = sorted(p for p in paths if p in staged)
+    if not touched or not ledger.exists():
+        return None
+    head = gitio.head_commit(repo)
+    head_tree = gitio.commit_tree(repo, gitio.Oid(hex=head)) if head else None
+    files, texts = [], {}
+    for path in touched:
+        before_id, before = _blob(repo, head_tree, path)
+        after_oid = staged[path]
+        after = gitio.read_blob(repo, after_oid) if after_oid is not None else None
+        after_id = str(after_oid) if after_oid is not None else None
+        if before_id == after_id:
+            continue
+        files.append((path, before_id, after_id))
+        texts[path] = (before, after)
+    if not files or tuple(sorted(files)) in _recorded_pairs(ledger):
+        return None
+    return _event(ledger, files, texts, commit=None, source="pre-commit")
+
+
+def catch_up(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Record every harness change of HEAD's recent history that is not on record yet."""
+    head = gitio.head_commit(repo)
+    if head is None or not ledger.exists():
+        return []
+    marker = ledger.local_dir / f"harness-checked-{ledger.branch.replace('/', '__')}"
+    tip = str(ledger.tip())
+    key = f"{head} {tip}"
+    try:
+        if marker.read_text().strip() == key:
+            return []  # a cache of "nothing new": HEAD and the branch are as last checked
+    except OSError:
+        pass
+    listed = gitio.git(["rev-list", f"--max-count={CATCH_UP_LIMIT}", head, "--", *paths],
+                       gitio.workdir(repo) or repo.path, check=False).stdout
+    commits = [c for c in listed.split() if c][::-1]
+    recorded = _recorded_pairs(ledger) if commits else set()
+    written = []
+    for commit in commits:
+        info = gitio.commit_info(repo, gitio.Oid(hex=commit))
+        tree = gitio.commit_tree(repo, info.oid)
+        parent = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        files, texts = [], {}
+        for path in paths:
+            before_id, before = _blob(repo, parent, path)
+            after_id, after = _blob(repo, tree, path)
+            if before_id != after_id:
+                files.append((path, before_id, after_id))
+                texts[path] = (before, after)
+        if not files or tuple(sorted(files)) in recorded:
+            continue
+        written.append(_event(ledger, files, texts, commit=commit, source="catch-up"))
+        recorded.add(tuple(sorted(files)))
+    try:
+        marker.write_text(f"{head} {ledger.tip()}\n")
+    except OSError:
+        pass
+    return written
+
+
+def recent(ledger: Any, limit: int = 3) -> list[Any]:
+    """The latest ``harness.changed`` records, newest first."""
+    from meridian.ledger import EVENTS
+
+    out = []
+    for record in ledger.records(EVENTS, newest_first=True):
+        if record.kind == KIND:
+            out.append(record)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def line(record: Any) -> str:
+    data = record.data
+    marks = []
+    if data.get("weakening"):
+        marks.append("WEAKENS enforcement")
+    if data.get("agent_session"):
+        marks.append("during an agent session")
+    where = f"commit {str(data['commit'])[:10]}" if data.get("commit") else "staged"
+    return (f"{record.ts[:19]}  {where}  {'; '.join(data.get('changes') or [])}"
+            + (f"  [{', '.join(marks)}]" if marks else ""))
+
+
+def harness_paths(root: Any) -> tuple[str, ...]:
+    """The harness files of the project at ``root``, as git names them."""
+    try:
+        from meridian.config import load_config
+
+        config = load_config(root)
+        named = (".meridian/config.yaml", str(config.paths.gates), str(config.paths.rules),
+                 str(config.paths.features))
+    except Exception:  # noqa: BLE001 - an unreadable config still has the default files
+        named = DEFAULT_FILES
+    return tuple(dict.fromkeys(os.path.normpath(p).replace(os.sep, "/") for p in named))
