@@ -10,7 +10,8 @@ what changed in words::
     evaluator: heuristic -> command
 
 Recorded by the pre-commit hook (from the staged files, before the commit exists) and
-caught up by commands (``status``, ``gate``, ``health``, ``ci``) for any commit of
+caught up by the gate commands (``gate start|submit|approve|reopen``) and ``meridian ci``
+for any commit of
 ``HEAD`` whose harness change is not on record (a ``--no-verify`` commit, a clone
 without hooks). A change is matched to its record by the blob ids before and after, so
 the hook's record and the catch-up never double count. A weakening change made while a

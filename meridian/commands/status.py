@@ -125,11 +125,7 @@ def run(args: argparse.Namespace) -> int:
     project = open_project(".")
     if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
         raise MeridianError(missing_branch_error(project))
-    warnings = []
-    try:
-        harness.catch_up(project.repo, project.ledger, harness.harness_paths(project.root))
-    except MeridianError as exc:  # reporting the state matters more than recording
-        warnings.append(f"harness changes not caught up: {exc}")
+    # Shown, not written: status only reads (gate commands and `meridian ci` catch up).
     changes = harness.recent(project.ledger)
     statuses = list(derive_states(project.ledger, project.graph).values())
     stale_statuses = [s for s in statuses if s.state == "stale"]
@@ -153,8 +149,6 @@ def run(args: argparse.Namespace) -> int:
             print("harness changes, latest first (meridian log --kind harness.changed):")
             for record in changes:
                 print(f"  {harness.line(record)}")
-    for warning in warnings:
-        print(f"meridian: warning: {warning}", file=sys.stderr)
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
         reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)

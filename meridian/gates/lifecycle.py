@@ -65,6 +65,17 @@ def _require_ledger(project: Project) -> None:
         raise MeridianError(
             f"no state branch '{project.ledger.branch}' in {project.root}; run `meridian init` first"
         )
+    _catch_up_harness(project)
+
+
+def _catch_up_harness(project: Project) -> None:
+    """Record harness changes of HEAD that skipped the pre-commit hook (meridian.harness)."""
+    from meridian import harness
+
+    try:
+        harness.catch_up(project.repo, project.ledger, harness.harness_paths(project.root))
+    except MeridianError:
+        pass  # the gate command still runs; `meridian ci` lists the range regardless
 
 
 def _refuse(project: Project, gate: str, reason: str) -> Blocked:

@@ -1,7 +1,7 @@
 """Attack: weaken the harness with a program and let every later check obey it.
 
 Layer: local guardrails (the pre-commit hook records ``harness.changed``) and state
-derivation (any ``meridian status`` catches up a commit that skipped the hook); the
+derivation (the next gate command catches up a commit that skipped the hook); the
 record is what ``meridian ci`` lists for the pushed range.
 """
 
@@ -51,7 +51,7 @@ def test_a_program_made_weakening_is_recorded_at_commit(project: Path,
     assert len([e for e in _harness_events(cli) if "gate impl:" in " ".join(e["changes"])]) == 1
 
 
-def test_a_no_verify_rule_retirement_is_caught_up_by_status(project: Path,
+def test_a_no_verify_rule_retirement_is_caught_up_by_the_next_gate_command(project: Path,
                                                             cli: Callable[..., Proc]) -> None:
     assert cli("hooks", "install").code == 0
     rules = project / ".meridian" / "rules.yaml"
@@ -64,7 +64,7 @@ def test_a_no_verify_rule_retirement_is_caught_up_by_status(project: Path,
     assert run_git(project, "commit", "--no-verify", "-m", "quietly").code == 0
     commit = git(project, "rev-parse", "HEAD").strip()
     assert not [e for e in _harness_events(cli) if "no-stub-code" in " ".join(e["changes"])]
-    assert cli("status").code == 0
+    assert cli("gate", "start", "spec").code == 0
     [event] = [e for e in _harness_events(cli) if "rule no-stub-code retired" in e["changes"]]
     assert event["commit"] == commit and event["source"] == "catch-up"
     assert event["weakening"] is True
