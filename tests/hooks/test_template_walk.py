@@ -475,3 +475,36 @@ def test_every_gate_of_the_template_walks_through_with_real_commits(
 
     status = json.loads(cli("status", "--json").out)
     assert {g["gate"]: g["state"] for g in status["gates"]} == {g: "passed" for g in steps}
+
+
+def test_library_a_fix_hardening_finds_in_src_warns_and_resubmits_implementation(
+        repo: Path, cli: Callable[..., Proc], tools: None) -> None:
+    """The flow the library template documents: hardening's bug fix lands in src/, which
+    is implementation's; the commit names implementation as going stale, hardening waits
+    for it, and implementation is submitted again first."""
+    assert cli("init", "--template", "library").code == 0
+    for relative, text in {**TOPLEVEL, "pyproject.toml": pyproject("spans", "src")}.items():
+        write(repo, relative, text.format(name="spans"))
+    assert run_git(repo, "add", "-A").code == 0
+    assert run_git(repo, "commit", "-q", "-m", "skeleton").code == 0
+    for gate in ("api", "implementation"):
+        assert cli("gate", "start", gate).code == 0
+        assert _commit(repo, LIBRARY_STEPS[gate], gate).code == 0
+        assert cli("gate", "submit", gate).code == 0
+    assert cli("gate", "start", "hardening").code == 0
+    assert _commit(repo, LIBRARY_STEPS["hardening"], "edge tests").code == 0
+
+    fixed = SPANS_CORE.replace('    """Number of integers', '    """The number of integers')
+    result = _commit(repo, {"src/spans/core.py": fixed}, "fix found by hardening")
+    assert result.code == 0, result
+    assert ("meridian pre-commit: warning: src/spans/core.py belongs to gate implementation, "
+            "which passed: this change makes implementation stale until it is submitted "
+            "again (meridian gate submit implementation)") in result.err
+    waiting = cli("gate", "submit", "hardening")
+    assert waiting.code == 2
+    assert "implementation (stale)" in waiting.err
+    assert cli("gate", "submit", "implementation").code == 0
+    assert cli("gate", "submit", "hardening").code == 0
+    states = {g["gate"]: g["state"] for g in json.loads(cli("status", "--json").out)["gates"]}
+    assert states == {"api": "passed", "implementation": "passed", "hardening": "passed",
+                      "docs": "open", "release": "locked"}
