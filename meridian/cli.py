@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "merge the state branch with a remote's, by record id"),
     "hooks": ("hooks", "install or uninstall Meridian's git hooks"),
     "hook": ("hook", "entry points called by git hooks and Claude Code hooks"),
+    "evaluator": ("evaluator", "measure the offline (or any) evaluator on a corpus of cases"),
     "verify": ("verify", "prove the state branch is append-only and every record valid"),
     "demo": ("demo", "a one-minute offline tour in a throwaway repository"),
 }

@@ -38,8 +38,8 @@ GO_COMMENTED_TEST = re.compile(r"^\s*//+\s*func\s+Test\w*\s*\(")
 GO_EMPTY_ERR = re.compile(r"\bif\s+err\s*!=\s*nil\s*\{\s*\}")
 GO_PLACEHOLDER = re.compile(r"\breturn\s*(?:nil|0|\"\"|false|[\w.]+\{\})?(?:\s*,\s*(?:nil|0|\"\"|false))*\s*$")
 
-RUST_STUB = re.compile(r"\b(?:todo|unimplemented)!\s*[(\[{]|\bpanic!\(\s*\"" + UNFINISHED_TEXT + r"\"",
-                       re.IGNORECASE)
+RUST_STUB_MACRO = re.compile(r"\b(?:todo|unimplemented)!\s*[(\[{]")
+RUST_STUB_PANIC = re.compile(r"\bpanic!\(\s*\"" + UNFINISHED_TEXT + r"\"", re.IGNORECASE)
 RUST_TEST = re.compile(r"#\[(?:[\w:]+::)?test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
 RUST_ASSERT = re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert\w*|prop_assert\w*|panic|"
                          r"assert_matches)!|\.unwrap\(\)|\.expect\(|\.unwrap_err\(\)|\?\s*;|"
@@ -109,8 +109,11 @@ class _Source:
         self.issues.append(Finding(severity=severity, file=self.path, line=line, message=message,
                                    check=check, end_line=end, scope_line=scope))
 
-    def stubs(self, pattern: re.Pattern[str], message: str) -> None:
-        for match in pattern.finditer(self.masked.code):
+    def stubs(self, pattern: re.Pattern[str], message: str, *, in_literals: bool = True) -> None:
+        """``in_literals``: the pattern reads a literal's text (a panic message); else it
+        runs on code with literals blanked (a macro name inside a string is data)."""
+        view = self.masked.code if in_literals else self.masked.blank
+        for match in pattern.finditer(view):
             line = self.line_of(match.start())
             if line not in self.stub_lines:
                 self.stub_lines.add(line)
@@ -202,8 +205,9 @@ def _go(src: _Source) -> None:
 
 
 def _rust(src: _Source) -> None:
-    src.stubs(RUST_STUB, "`todo!()`/`unimplemented!()` or a 'not implemented' panic: the code "
-                         "is a stub")
+    src.stubs(RUST_STUB_MACRO, "`todo!()`/`unimplemented!()`: the code is a stub",
+              in_literals=False)
+    src.stubs(RUST_STUB_PANIC, "panics with 'not implemented': the code is a stub")
     src.markers()
     src.swallowed(RUST_EMPTY_ERR, "`Err(_) => {}`")
     src.commented_tests(RUST_COMMENTED_TEST)
@@ -220,7 +224,8 @@ def _jvm(src: _Source, kotlin: bool) -> None:
     src.stubs(JVM_UNSUPPORTED, "throws UnsupportedOperationException/NotImplementedError as a "
                                "'not implemented' stub")
     if kotlin:
-        src.stubs(KOTLIN_TODO, "`TODO()`: the code is a stub (it throws NotImplementedError)")
+        src.stubs(KOTLIN_TODO, "`TODO()`: the code is a stub (it throws NotImplementedError)",
+                  in_literals=False)
     src.markers()
     src.swallowed(JVM_EMPTY_CATCH, "an empty `catch` block")
     src.commented_tests(JVM_COMMENTED_TEST)
