@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "entry points called by git hooks and Claude Code hooks"),
     "evaluator": ("evaluator", "measure the offline (or any) evaluator on a corpus of cases"),
     "verify": ("verify", "prove the state branch is append-only and every record valid"),
+    "ci": ("ci", "in CI: re-derive every pass from scratch; exit 1 on one that does not reproduce"),
     "demo": ("demo", "a one-minute offline tour in a throwaway repository"),
 }
 

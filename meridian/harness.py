@@ -10,14 +10,14 @@ what changed in words::
     evaluator: heuristic -> command
 
 Recorded by the pre-commit hook (from the staged files, before the commit exists) and
-caught up by the gate commands (``gate start|submit|approve|reopen``) and ``meridian ci``
-for any commit of
+caught up by the gate commands (``gate start|submit|approve|reopen``) for any commit of
 ``HEAD`` whose harness change is not on record (a ``--no-verify`` commit, a clone
 without hooks). A change is matched to its record by the blob ids before and after, so
 the hook's record and the catch-up never double count. A weakening change made while a
 Claude Code session is active (``CLAUDECODE`` in the environment, as Claude Code sets
 for the commands it runs) is marked ``agent_session``. ``meridian ci`` lists the
-changes of the pushed range; it is the authority, as a program can skip both routes.
+changes of the pushed range from the commits themselves, recorded or not: it is the
+authority, as a program can skip both routes.
 """
 
 from __future__ import annotations
@@ -219,6 +219,9 @@ def describe(path: str, before: bytes | None, after: bytes | None) -> Descriptio
     old, new = _load(before), _load(after)
     if before is not None and after is None:
         out.add(f"{path} removed", weakens=True)
+        return out
+    if before is None:
+        out.add(f"{path} added")
         return out
     if "<unparsable>" in (old, new):
         out.add(f"{path}: changed (not parsable as YAML)", weakens=True)

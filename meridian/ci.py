@@ -1,0 +1,279 @@
+"""``meridian ci``: the authority outside the agent's reach.
+
+Layer: CI. Everything local (hooks, caches, even the state derivation) runs as the same
+user as the agent and can be bypassed by it. This command runs on the CI server, with
+the server's checkout and secrets, and trusts nothing it did not recompute:
+
+1. fetch the state branch (when a remote is configured and reachable);
+2. verify it from the root (``verify --full``: append-only, valid records, consistent
+   passes, no record from the future), ignoring every local cache;
+3. re-derive every gate from the events (``forged or inconsistent`` passes fail);
+4. for every gate that stands passed: build the artifact tree of the checked-out
+   commit in a temporary worktree and compare it with the verdict's subject, re-run
+   the gate's checks and the offline scan there (``--reevaluate``: the configured
+   evaluator too, with CI's own credentials), and fail the pass if any of it does not
+   reproduce;
+5. list the harness changes between ``--base`` and the checked-out commit, in words,
+   computed from the commits themselves (recorded or not);
+
+and exits 1 on any failure, with a markdown summary (``--summary FILE``, and appended
+to ``$GITHUB_STEP_SUMMARY`` when set) for the pull request.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from meridian import gitio
+from meridian.errors import MeridianError
+
+
+@dataclass
+class GateCheck:
+    gate: str
+    ok: bool
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CiReport:
+    branch: str
+    tip: str | None = None
+    head: str | None = None
+    base: str | None = None
+    verify_problems: list[str] = field(default_factory=list)
+    forged: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    gates: list[GateCheck] = field(default_factory=list)
+    harness: list[str] = field(default_factory=list)
+    harness_weakening: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.verify_problems or self.forged or self.stale
+                    or any(not g.ok for g in self.gates))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "branch": self.branch, "tip": self.tip, "head": self.head,
+                "base": self.base, "verify_problems": self.verify_problems,
+                "forged": self.forged, "stale": self.stale,
+                "gates": [{"gate": g.gate, "ok": g.ok, "details": g.lines} for g in self.gates],
+                "harness_changes": self.harness, "harness_weakening": self.harness_weakening,
+                "notes": self.notes}
+
+    def markdown(self) -> str:
+        verdict = "passed" if self.ok else "FAILED"
+        out = [f"## Meridian ci: {verdict}", ""]
+        out.append(f"State branch `{self.branch}` at `{(self.tip or '-')[:12]}`, "
+                   f"code at `{(self.head or '-')[:12]}`"
+                   + (f", range from `{self.base[:12]}`" if self.base else ""))
+        out.append("")
+        if self.verify_problems:
+            out.append("### The state branch is not intact")
+            out += [f"- {p}" for p in self.verify_problems[:50]]
+            out.append("")
+        if self.forged:
+            out.append("### Forged or inconsistent passes")
+            out += [f"- {p}" for p in self.forged]
+            out.append("")
+        if self.stale:
+            out.append("### Stale passes (the code differs from what was judged)")
+            out += [f"- {p}" for p in self.stale]
+            out.append("")
+        if self.gates:
+            out.append("### Passed gates, re-checked here")
+            for check in self.gates:
+                out.append(f"- {'ok' if check.ok else '**does not reproduce**'}: `{check.gate}`")
+                out += [f"  - {line}" for line in check.lines]
+            out.append("")
+        out.append("### Harness changes in the range")
+        if self.harness:
+            out += [f"- {line}" for line in self.harness]
+            if self.harness_weakening:
+                out.append("")
+                out.append("Some of these **weaken enforcement**: review them (CODEOWNERS on "
+                           "`.meridian/` makes that review required).")
+        else:
+            out.append("- none")
+        for note in self.notes:
+            out += ["", f"_{note}_"]
+        return "\n".join(out) + "\n"
+
+
+def _fetch(ledger: Any, remote: str, report: CiReport) -> None:
+    if not gitio.has_remote(ledger.repo, remote):
+        report.notes.append(f"no remote {remote}: the local state branch was checked as it is")
+        return
+    try:
+        fetched = gitio.fetch_branch(ledger.repo, remote, ledger.branch)
+    except MeridianError as exc:
+        report.notes.append(f"could not fetch {remote}/{ledger.branch}: {exc}")
+        return
+    if fetched is None:
+        return
+    tip = ledger.tip()
+    if tip is None or gitio.is_ancestor(ledger.repo, tip, fetched):
+        gitio.set_ref(ledger.repo, ledger.refname, fetched, expected=tip)
+    elif not gitio.is_ancestor(ledger.repo, fetched, tip):
+        report.notes.append(f"the local {ledger.branch} and {remote}'s have diverged; the "
+                            "local one was checked (run `meridian sync`)")
+
+
+def _harness_changes(repo: gitio.Repository, root: Path, base: str | None,
+                     head: str, report: CiReport) -> None:
+    from meridian import harness
+
+    paths = harness.harness_paths(root)
+    spec = f"{base}..{head}" if base else head
+    listed = gitio.git(["rev-list", "--reverse", f"--max-count={harness.CATCH_UP_LIMIT}",
+                        spec, "--", *paths], root, check=False)
+    if listed.returncode != 0:
+        report.notes.append(f"harness changes not listed: git rev-list {spec} failed")
+        return
+    for commit in listed.stdout.split():
+        info = gitio.commit_info(repo, gitio.Oid(hex=commit))
+        tree = gitio.commit_tree(repo, info.oid)
+        parent = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        for path in paths:
+            before = gitio.blob_data(gitio.tree_entry(repo, parent, path)) if parent else None
+            after = gitio.blob_data(gitio.tree_entry(repo, tree, path))
+            if before == after:
+                continue
+            described = harness.describe(path, before, after)
+            mark = " **(weakens enforcement)**" if described.weakening else ""
+            report.harness.append(f"`{commit[:10]}` {info.summary}: "
+                                  + "; ".join(described.changes) + mark)
+            report.harness_weakening = report.harness_weakening or described.weakening
+
+
+def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
+                  base: str | None) -> GateCheck:
+    """Re-run what a pass rests on, in ``worktree`` (the checked-out commit)."""
+    from meridian.config import load_config
+    from meridian.evaluators import EvaluatorUnavailable, evaluate
+    from meridian.gates import artifacts, checks
+    from meridian.gates.definition import evaluator_settings
+    from meridian.gates.lifecycle import (
+        Project,
+        _disabled_mechanisms,
+        build_bundle,
+        heuristic_checks,
+    )
+
+    spec = project.graph.gate(status.gate)
+    check = GateCheck(gate=status.gate, ok=True)
+    repo = gitio.open_repo(worktree)
+    snap = artifacts.snapshot(repo, worktree, spec.artifacts)
+    if snap.subject != status.subject:
+        check.ok = False
+        check.lines.append(f"the artifacts here (tree {snap.subject[:12]}) are not what the "
+                           f"verdict judged (tree {str(status.subject)[:12]})")
+        return check
+    check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
+    results = checks.run_checks(spec.checks, worktree, status.gate)
+    for result in results:
+        if result.passed:
+            check.lines.append(f"check ok: `{result.command}`")
+        else:
+            check.ok = False
+            how = "timed out" if result.timed_out else f"exit {result.exit_code}"
+            tail = " / ".join(line for line in result.output.splitlines()[-3:] if line.strip())
+            check.lines.append(f"check FAILED ({how}): `{result.command}`"
+                               + (f": {tail[:300]}" if tail else ""))
+    here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
+                   ledger=project.ledger)
+    # The change is judged from the range's base (or, without one, every artifact as
+    # added), never from the gate.started record's base_commit: whoever wrote the
+    # events chose that one, and a base at the tip hides every line from the scan.
+    bundle = build_bundle(here, spec, snap, results, base)
+    disabled = heuristic_checks(_disabled_mechanisms(worktree))
+    kinds = [("offline scan", evaluator_settings(here.config, spec).model_copy(
+        update={"kind": "heuristic", "require": None}))]
+    if reevaluate:
+        kinds.append(("evaluator", evaluator_settings(here.config, spec)))
+    for label, settings in kinds:
+        try:
+            verdict = evaluate(bundle, settings, disabled_checks=disabled, cwd=worktree)
+        except (EvaluatorUnavailable, MeridianError) as exc:
+            check.ok = False
+            check.lines.append(f"{label}: no verdict ({exc})")
+            continue
+        high = [i for i in verdict.issues if i.severity == "high"]
+        if verdict.passed:
+            check.lines.append(f"{label} ({verdict.evaluator}): passes, overall {verdict.overall}")
+        else:
+            check.ok = False
+            check.lines.append(
+                f"{label} ({verdict.evaluator}): FAILS, overall {verdict.overall} vs "
+                f"{verdict.threshold}" + (f"; {high[0].where()} {high[0].message}" if high else ""))
+    return check
+
+
+def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = None,
+           fetch: bool = True, reevaluate: bool = False) -> CiReport:
+    from meridian.gates.lifecycle import open_project
+    from meridian.gates.state import derive_states, stale_reason
+    from meridian.verify import verify
+
+    project = open_project(path)
+    ledger = project.ledger
+    report = CiReport(branch=ledger.branch)
+    if fetch:
+        _fetch(ledger, remote or project.config.remote, report)
+    head = gitio.head_commit(project.repo)
+    report.head = head
+    if base:
+        try:
+            report.base = gitio.git(["rev-parse", "--verify", f"{base}^{{commit}}"],
+                                    project.root).stdout.strip()
+        except MeridianError:
+            raise MeridianError(f"--base {base}: not a commit in this repository") from None
+    if head is not None:
+        _harness_changes(project.repo, project.root, report.base, head, report)
+    if not ledger.exists():
+        report.notes.append(f"no state branch {ledger.branch}: no gate has passed, nothing to "
+                            "re-check")
+        return report
+    report.tip = str(ledger.tip())
+    checked = verify(ledger, full=True)
+    report.verify_problems = [str(p) for p in checked.problems]
+    statuses = derive_states(ledger, project.graph)
+    for status in statuses.values():
+        if status.state == "forged":
+            report.forged.append(f"`{status.gate}`: {status.forged_reason}")
+        elif status.state == "stale":
+            report.stale.append(f"`{status.gate}`: {stale_reason(status)}")
+    passed = [s for s in statuses.values() if s.state == "passed"]
+    if not passed or head is None:
+        return report
+    worktree = Path(tempfile.mkdtemp(prefix="meridian-ci-"))
+    try:
+        gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "tree"), head],
+                  project.root)
+        for status in passed:
+            report.gates.append(_recheck_gate(project, status, worktree / "tree", reevaluate,
+                                              report.base))
+    finally:
+        gitio.git(["worktree", "remove", "--force", str(worktree / "tree")], project.root,
+                  check=False)
+        shutil.rmtree(worktree, ignore_errors=True)
+    return report
+
+
+def write_summary(report: CiReport, summary: str | None) -> None:
+    text = report.markdown()
+    targets = [summary] if summary else []
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        targets.append(os.environ["GITHUB_STEP_SUMMARY"])
+    for target in targets:
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise MeridianError(f"{target}: cannot write the summary ({exc.strerror})") from None

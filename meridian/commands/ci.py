@@ -1,0 +1,43 @@
+"""``meridian ci [--base REV] [--reevaluate] [--summary FILE] [--json]``: re-derive every
+pass from scratch, as CI (the authority outside the agent's reach) does."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run in CI, with CI's checkout and secrets: fetch the state branch, verify it from "
+        "the root, re-derive every gate, and for every passed gate rebuild the artifact tree "
+        "of the checked-out commit, compare it with the verdict's subject and re-run the "
+        "gate's checks and the offline scan in a temporary worktree; list the harness "
+        "changes of the range. Exit 1 when any pass does not reproduce.")
+    parser.add_argument("--base", metavar="REV",
+                        help="start of the pushed range, for the harness changes listed "
+                        "(e.g. origin/main, or the pull request's base commit)")
+    parser.add_argument("--remote", help="remote to fetch the state branch from "
+                        "(default: the config's remote)")
+    parser.add_argument("--no-fetch", action="store_true",
+                        help="check the local state branch as it is")
+    parser.add_argument("--reevaluate", action="store_true",
+                        help="also re-run the configured evaluator (with CI's own credentials)")
+    parser.add_argument("--summary", metavar="FILE",
+                        help="append the markdown summary to FILE (it is also appended to "
+                        "$GITHUB_STEP_SUMMARY when that is set)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from meridian.ci import run_ci, write_summary
+
+    report = run_ci(".", base=args.base, remote=args.remote, fetch=not args.no_fetch,
+                    reevaluate=args.reevaluate)
+    write_summary(report, args.summary)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.markdown(), end="")
+    return 0 if report.ok else 1
