@@ -8,6 +8,7 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
+        "in CI: re-derive every pass from scratch; exit 1 on one that does not reproduce. "
         "Run in CI, with CI's checkout and secrets: fetch the state branch, verify it from "
         "the root, re-derive every gate, and for every passed gate rebuild the artifact tree "
         "of the checked-out commit, compare it with the verdict's subject and re-run the "
