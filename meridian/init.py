@@ -110,5 +110,6 @@ def initialise(path: str, *, template: str | None = None, hooks: bool = True,
     if claude:
         claude_settings.merge_into(root, outcome)
     if ci:
-        ci_templates.install(ci, root, outcome)
+        name, email = gitio.identity(repo)
+        ci_templates.install(ci, root, outcome, owner=email or name)
     return outcome

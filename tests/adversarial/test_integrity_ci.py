@@ -102,3 +102,24 @@ def test_ci_lists_a_program_made_harness_weakening_in_the_range(
     [line] = report["harness_changes"]
     assert "gate impl: needs [spec] removed" in line and "weakens enforcement" in line
     assert report["harness_weakening"] is True
+
+
+def test_init_ci_github_makes_the_harness_code_owned(project: Path,
+                                                     cli: Callable[..., Proc]) -> None:
+    result = cli("init", "--no-hooks", "--ci", "github")
+    assert result.code == 0, result
+    owners = (project / ".github" / "CODEOWNERS").read_text()
+    for path in ("/.meridian/", "/.claude/", "/.github/workflows/"):
+        assert f"{path} test@meridian.invalid" in owners
+    workflow = (project / ".github" / "workflows" / "meridian.yml").read_text()
+    assert "meridian ci --no-fetch --base" in workflow and "fetch-depth: 0" in workflow
+
+
+def test_an_existing_codeowners_file_is_kept_and_the_entry_printed(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    write(project, "CODEOWNERS", "* @someone\n")
+    result = cli("init", "--no-hooks", "--ci", "github")
+    assert result.code == 0, result
+    assert (project / "CODEOWNERS").read_text() == "* @someone\n"
+    assert "/.meridian/ test@meridian.invalid" in result.out + result.err
+    assert not (project / ".github" / "CODEOWNERS").exists()
