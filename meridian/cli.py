@@ -9,6 +9,7 @@ git hooks (``meridian hook pre-commit``) pay for nothing they do not use.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -137,10 +138,13 @@ def _log_internal_error(exc: BaseException) -> str:
         import tempfile
 
         log_dir = os.path.join(tempfile.gettempdir(), "meridian")
-    os.makedirs(log_dir, exist_ok=True)
     path = os.path.join(log_dir, "error.log")
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(f"meridian {__version__} argv={sys.argv!r}\n{text}\n")
+    try:
+        os.makedirs(log_dir, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"meridian {__version__} argv={sys.argv!r}\n{text}\n")
+    except OSError as log_error:  # a full disk must not turn into a second traceback
+        return f"nowhere: {path} could not be written: {log_error.strerror or log_error}"
     return str(path)
 
 
@@ -175,14 +179,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse --help / --version
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
+    except OSError as exc:
+        if exc.errno not in _DISK_ERRORS:
+            return _internal_error(exc)
+        # A full disk, a read-only file system, a quota: the user's to fix, in one line.
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"meridian: {exc.strerror or exc}{where}; nothing was written", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - the one place internal errors are handled
-        path = _log_internal_error(exc)
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        print(
-            f"meridian: internal error: {type(exc).__name__}: {first_line} (traceback in {path})",
-            file=sys.stderr,
-        )
-        return 3
+        return _internal_error(exc)
+
+
+_DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+
+def _internal_error(exc: BaseException) -> int:
+    path = _log_internal_error(exc)
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    print(f"meridian: internal error: {type(exc).__name__}: {first_line} (traceback in {path})",
+          file=sys.stderr)
+    return 3
 
 
 if __name__ == "__main__":

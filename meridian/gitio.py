@@ -146,7 +146,41 @@ def delete_ref(repo: Repository, refname: str) -> None:
 
 
 def write_blob(repo: Repository, data: bytes) -> Oid:
-    return repo.create_blob(data)
+    try:
+        return repo.create_blob(data)
+    except (pygit2.GitError, OSError) as exc:
+        raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
+
+
+def _os_reason(exc: BaseException) -> str:
+    """One line for an OS-level failure (a full disk says so)."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return (text.strip().splitlines() or [type(exc).__name__])[-1]
+
+
+def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid) -> bool | None:
+    """Whether commit ``oid`` (with ``tree``) is on disk and ``refname`` reaches it.
+
+    Read through a fresh repository object, so nothing libgit2 keeps in memory (an id
+    it returned for an object whose write failed) can stand in for the disk. None when
+    the ref names a commit that is not on disk itself (the branch must be put back).
+    """
+    try:
+        fresh = pygit2.Repository(repo.path)
+        ref = fresh.references.get(refname)
+        if ref is None:
+            return False
+        target = ref.target
+        commit = fresh.get(oid)
+        tip = fresh.get(target)
+        if not isinstance(tip, pygit2.Commit):
+            return None
+        if not isinstance(commit, pygit2.Commit) or commit.tree_id != tree \
+                or not isinstance(fresh.get(tree), pygit2.Tree):
+            return False
+        return target == oid or fresh.descendant_of(target, oid)
+    except (pygit2.GitError, OSError, ValueError, KeyError):
+        return False
 
 
 def read_blob(repo: Repository, oid: Oid) -> bytes:

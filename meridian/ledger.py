@@ -491,7 +491,26 @@ class Ledger:
         tree = gitio.update_tree(repo, base, updates)
         parents = [] if tip is None else [tip]
         oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
+        self._acknowledge(oid, tree, tip)
         return WriteResult(commit=oid, written=written, skipped=skipped)
+
+    def _acknowledge(self, oid: gitio.Oid, tree: gitio.Oid, tip: gitio.Oid | None) -> None:
+        """A write counts only once the ref, re-read from disk, names the new commit and
+        that commit and its tree exist: libgit2 can return an id for a commit whose
+        object write failed (a full disk), and "stored" must never be said of it."""
+        stored = gitio.stored_on_branch(self.repo, self.refname, oid, tree)
+        if stored:
+            return  # on disk, and the branch reaches it (another writer may be on top)
+        if stored is None and tip is not None:
+            # The ref names a commit that is not on disk: put it back where it was.
+            try:
+                gitio.set_ref(self.repo, self.refname, tip, expected=oid)
+            except MeridianError:
+                pass
+        raise MeridianError(
+            f"the write to {self.branch} was not stored: after the commit the branch does not "
+            f"name commit {str(oid)[:12]} with its tree on disk (is the disk full?); nothing "
+            "was recorded")
 
     # --- remotes ------------------------------------------------------------------
 
