@@ -5,6 +5,12 @@ If someone pushed in between, the push is refused and the loop runs again on the
 remote tip, so nothing is lost. Baseline tags travel with the branch: after the merge,
 each ``meridian/baseline/NAME`` tag is set from the latest ``baseline.pinned`` event,
 so every clone ends up with the same pins whichever order they pinned and synced in.
+
+Nothing of the remote is adopted before its history is verified (``check_remote``): a
+remote whose branch was rewound or rewritten since this clone last fetched it, or whose
+new commits edit or drop a record, add an invalid one, or carry a forged pass (the
+checks of ``meridian verify``), is refused with the commit named, and neither clone's
+branch moves.
 """
 
 from __future__ import annotations
@@ -64,9 +70,54 @@ def reconcile_baselines(ledger: Ledger) -> int:
     return moved
 
 
+CHECK_PREFIX = "meridian-sync-check/"
+
+
+def check_remote(ledger: Ledger, remote: str, remote_tip: gitio.Oid,
+                 seen: gitio.Oid | None) -> None:
+    """Refuse (MeridianError) a remote history that rewinds, rewrites or tampers."""
+    repo = ledger.repo
+    if seen is not None and seen != remote_tip:
+        try:
+            kept = gitio.is_ancestor(repo, seen, remote_tip)
+        except (ValueError, KeyError):
+            kept = False
+        if not kept:
+            raise MeridianError(
+                f"refusing {remote}/{ledger.branch}: its history was rewound or rewritten "
+                f"(commit {str(seen)[:12]}, which this clone fetched before, is no longer on "
+                f"it; the remote is now at {str(remote_tip)[:12]}); nothing was adopted")
+    from meridian.verify import verify
+
+    name = f"{CHECK_PREFIX}{ledger.branch}"
+    check = Ledger(repo, name)
+    gitio.set_ref(repo, check.refname, remote_tip, expected=gitio.ref_target(repo, check.refname))
+    try:
+        report = verify(check, full=True)
+    finally:
+        gitio.delete_ref(repo, check.refname)
+        for leftover in ledger.local_dir.glob(f"*{name.replace('/', '__')}*"):
+            leftover.unlink(missing_ok=True)
+    if not report.ok:
+        first = report.problems[0]
+        raise MeridianError(
+            f"refusing {remote}/{ledger.branch}: its history does not verify: {first} "
+            f"({len(report.problems)} problem(s)); nothing was adopted (see `git log "
+            f"{str(remote_tip)[:12]}`)")
+
+
 def sync(ledger: Ledger, remote: str) -> SyncResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        seen = gitio.ref_target(ledger.repo, ledger.remote_refname(remote))
         remote_tip = fetch_state(ledger, remote)
+        if remote_tip is not None:
+            try:
+                check_remote(ledger, remote, remote_tip, seen)
+            except MeridianError:
+                if seen is not None:  # the tracking ref stays at what was verified before
+                    gitio.set_ref(ledger.repo, ledger.remote_refname(remote), seen,
+                                  expected=remote_tip)
+                raise
         action, added = "nothing", 0
         if remote_tip is not None:
             action, added = ledger.integrate(
