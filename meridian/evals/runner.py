@@ -393,7 +393,14 @@ class _ProcessPool:
         return worker
 
     def _retire(self, worker: _Worker) -> None:
-        kill_process_group(worker.pid)
+        if worker.process.is_alive():
+            kill_process_group(worker.pid)
+        else:
+            # Exited and reaped: its pid may already be another process's, so only the
+            # group it led (its agent's leftovers) is killed, never "the tree of pid".
+            from meridian.evals import proctree
+
+            proctree.kill_tree(worker.pid, leader_exited=True)
         worker.process.join(10.0)  # SIGKILLed: bounded so shutdown can never hang
         worker.conn.close()
         self.workers.remove(worker)
