@@ -99,6 +99,7 @@ class Ledger:
         self.writer = f"{name} <{email}>"
         # stream -> (commit, ids of the stream at that commit), for Write(dedupe=True)
         self._ids_at: dict[str, tuple[gitio.Oid, frozenset[str]]] = {}
+        self._counter: Path | None = None  # .git/meridian/unpacked-<branch>, once known
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
@@ -238,9 +239,10 @@ class Ledger:
         costs a truncation). Packing never fails the write that triggered it: the
         commit is on the branch already.
         """
-        counter = self._local_name("unpacked")
+        if self._counter is None:
+            self._counter = self._local_name("unpacked")
         try:
-            fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self._counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 os.write(fd, b".")
                 count = os.fstat(fd).st_size
