@@ -23,6 +23,7 @@ authority, as a program can skip both routes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,10 +92,14 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
         return {str(g.get("id")): g for g in _as_list(gates) if isinstance(g, dict)}
 
     old, new = by_id(before), by_id(after)
+    # Gates that were there before: a new or widened glob overlapping theirs can unlock
+    # their files (a first gates file, or gates added together, unlock nothing).
+    existing = {g: spec for g, spec in new.items() if g in old}
     for gate in old.keys() - new.keys():
         out.add(f"gate {gate} removed", weakens=True)
     for gate in new.keys() - old.keys():
-        out.add(f"gate {gate} added")
+        shared = _shares_with(gate, _as_list(new[gate].get("artifacts")), existing)
+        out.add(f"gate {gate} added" + _shared_text(shared), weakens=bool(shared))
     for gate in sorted(old.keys() & new.keys()):
         a, b = old[gate], new[gate]
         parts: list[str] = []
@@ -117,11 +122,16 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
                          f"{len([c for c in new_checks if c not in old_checks])} added)")
             weak = weak or bool(dropped)
         lost_globs = [g for g in _as_list(a.get("artifacts")) if g not in _as_list(b.get("artifacts"))]
+        got_globs = [g for g in _as_list(b.get("artifacts")) if g not in _as_list(a.get("artifacts"))]
+        shared = _shares_with(gate, got_globs, existing)
         if lost_globs:
             parts.append(f"artifacts [{', '.join(map(str, lost_globs))}] removed")
             weak = True
         elif _as_list(a.get("artifacts")) != _as_list(b.get("artifacts")):
             parts.append("artifacts changed")
+        if shared:
+            parts.append(_shared_text(shared).removeprefix("; "))
+            weak = True
         ea = a.get("evaluate") if isinstance(a.get("evaluate"), dict) else {}
         eb = b.get("evaluate") if isinstance(b.get("evaluate"), dict) else {}
         for key in ("threshold", "evaluator", "command"):
@@ -141,6 +151,40 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
                 parts.append(f"{key} changed")
         if parts:
             out.add(f"gate {gate}: " + "; ".join(parts), weakens=weak)
+
+
+def _shares_with(gate: str, added: list[Any], gates: dict[str, dict[str, Any]]) -> list[str]:
+    """Other gates whose artifacts ``added`` globs of ``gate`` may overlap. A file with
+    several owners is writable while any of them is not locked (``gate_view``), so a new
+    owner can unlock a locked gate's files: that is a weakening change. Judged on the
+    globs alone (conservative: two globs overlap unless one cannot match the other's
+    files by their fixed prefixes)."""
+    return [other for other, spec in gates.items() if other != gate and any(
+        _globs_overlap(str(a), str(b)) for a in added for b in _as_list(spec.get("artifacts")))]
+
+
+def _globs_overlap(a: str, b: str) -> bool:
+    from meridian.gates import globs
+
+    a, b = a.removeprefix("./"), b.removeprefix("./")
+    fixed_a, fixed_b = _fixed(a), _fixed(b)
+    if fixed_a == a or fixed_b == b:  # a literal path: does the other glob match it?
+        literal, pattern = (a, b) if fixed_a == a else (b, a)
+        return literal == pattern or globs.matches(pattern, literal)
+    return fixed_a.startswith(fixed_b) or fixed_b.startswith(fixed_a)
+
+
+def _fixed(pattern: str) -> str:
+    """The part of a glob before its first wildcard (all of it for a literal path)."""
+    found = re.search(r"[*?\[]", pattern)
+    return pattern if found is None else pattern[:found.start()]
+
+
+def _shared_text(shared: list[str]) -> str:
+    if not shared:
+        return ""
+    return (f"; shares files with gate {', '.join(shared)} (a shared file is writable "
+            "while any owner is unlocked)")
 
 
 def _lower(before: Any, after: Any) -> bool:

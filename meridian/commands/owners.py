@@ -4,7 +4,8 @@ The answer is the rule the pre-commit and Claude Code hooks apply
 (``meridian.hooks.gate_view.decide_path``): a path is refused only when every gate that
 owns it is locked; a change to a passed gate's file is allowed and makes that gate stale.
 Here the states are fully derived (``derive_states``), so an already stale owner shows as
-``stale``. Exit 0 when every path may be committed, 2 when one would be refused.
+``stale``; one whose need was taken back shows ``locked``, as the hooks treat it
+(``gate_view.owner_states``). Exit 0 when every path may be committed, 2 when one would be refused.
 """
 
 from __future__ import annotations
@@ -41,14 +42,13 @@ def run(args: argparse.Namespace) -> int:
 
     from meridian.gates.lifecycle import open_project
     from meridian.gates.state import derive_states
-    from meridian.hooks.gate_view import decide_path
+    from meridian.hooks.gate_view import decide_path, owner_states
 
     project = open_project(".")
     paths = [_repo_relative(project.root, given) for given in args.paths]
-    statuses = derive_states(project.ledger, project.graph)
-    unmet = {gate: [(need, statuses[need].state) for need in status.unmet_needs]
-             for gate, status in statuses.items() if status.state == "locked"}
-    decisions = [decide_path(path, [(g, statuses[g].state) for g in project.graph.gate_for_path(path)],
+    # The hooks' notion of locked (a passed gate whose need was taken back waits too).
+    states, unmet = owner_states(derive_states(project.ledger, project.graph))
+    decisions = [decide_path(path, [(g, states[g]) for g in project.graph.gate_for_path(path)],
                              unmet) for path in paths]
     if args.json:
         print(json.dumps({"paths": [d.to_json() for d in decisions]}, indent=2))

@@ -39,8 +39,23 @@ def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], 
     statuses = derive_states(Ledger(repo, facts.branch), load_graph(facts.root),
                              folds=snapshot.gate_folds())
     return {gate: [(need, statuses[need].state) for need in statuses[gate].unmet_needs]
-            for gate in candidates if statuses[gate].state == "locked"
-            or (statuses[gate].stale_needs and statuses[gate].unmet_needs)}
+            for gate in candidates if waits_for_needs(statuses[gate])}
+
+
+def waits_for_needs(status: Any) -> bool:
+    """Whether a derived gate status counts as locked for its files: never started with
+    needs unmet, or passed with a need taken back since (stale, "needs X reopened")."""
+    return status.state == "locked" or bool(status.stale_needs and status.unmet_needs)
+
+
+def owner_states(statuses: dict[str, Any]) -> tuple[dict[str, str], dict[str, list[tuple[str, str]]]]:
+    """From fully derived statuses: each gate's state as the shared-file rule sees it
+    (``locked`` for a gate ``waits_for_needs``) and the locked gates' unmet needs; what
+    ``meridian owners`` decides with, so it answers as the hooks do."""
+    unmet = {gate: [(need, statuses[need].state) for need in status.unmet_needs]
+             for gate, status in statuses.items() if waits_for_needs(status)}
+    return ({gate: "locked" if gate in unmet else status.state
+             for gate, status in statuses.items()}, unmet)
 
 
 # --- the shared-file rule ------------------------------------------------------------
