@@ -33,7 +33,12 @@ def human_hours(hours: float | None, *, none: str = "-") -> str:
 
 
 def human_ratio(ratio: float | None, *, none: str = "-") -> str:
-    """A ratio to two significant digits (``0.75``, ``1.3``, ``0.0047``)."""
+    """A ratio to two significant digits (``0.75``, ``1.3``, ``0.0047``, ``2000``), never
+    in scientific notation (``2e+03``)."""
     if ratio is None or not isinstance(ratio, int | float) or not math.isfinite(ratio):
         return none
-    return f"{ratio:.2g}"
+    if ratio == 0:
+        return "0"
+    digits = 1 - math.floor(math.log10(abs(ratio)))  # decimals that keep two significant
+    text = f"{round(ratio, digits):.{max(digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

@@ -113,10 +113,6 @@ def _add(ledger: Ledger, kind: Any, args: argparse.Namespace) -> int:
 
     _require_branch(ledger)
     data = _read_input(args)
-    if kind.label == "corrections" and isinstance(data, dict):
-        from meridian.memory.calibration import check_gate
-
-        check_gate(ledger.workdir, data.get("gate"))
     added = store.add(ledger, kind, data, session=args.session)
     print(added.describe())
     return 0

@@ -11,8 +11,8 @@ nights and weekends, or a few seconds for a gate passed at once). Within the gat
 window (its latest start or reopen to the pass), activity is:
 
 - each Claude Code session: its SessionStart, every Stop and SessionEnd (episodic
-  memories ``session_started`` / ``session_ended``) and every block the Claude hooks
-  recorded for it;
+  memories ``session_started`` / ``session_ended``, at the time they were written, not
+  the ``at`` they claim) and every block the Claude hooks recorded for it;
 - the gate's own work: its lifecycle events (started, submitted, verdicts), the
   commits touching its artifacts (author time) and the pass itself.
 
@@ -164,7 +164,10 @@ def session_points(ledger: Ledger) -> dict[str, list[datetime]]:
     for record in store.iter_records(ledger, KINDS["episodic"]):
         data = record.data
         if data.get("event") in ("session_started", "session_ended"):
-            when = _when(data.get("at") or record.ts)
+            # When the record was written, never the ``at`` it claims: anyone may add a
+            # back-dated episode (`meridian memory add episodic`), and a session's hooks
+            # write theirs as it happens.
+            when = _when(record.ts)
             if when is not None:
                 points.setdefault(str(data["session"]), []).append(when)
     for event in ledger.records(EVENTS):

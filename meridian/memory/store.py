@@ -176,6 +176,11 @@ def add(ledger: Ledger, kind: MemoryKind | str, data: Any, *,
     if isinstance(data, dict) and session is not None and "session" not in data:
         data = {**data, "session": session}
     if spec.label == "corrections" and isinstance(data, dict):
+        # Every route (the CLI, the automatic correction on pass, any caller): a
+        # correction names a gate the project has, or it is refused with the gates.
+        from meridian.memory.calibration import check_gate
+
+        check_gate(ledger.workdir, data.get("gate"))
         data = _link_amendment(ledger, data)
     clean = validate(spec, data)
 

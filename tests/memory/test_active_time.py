@@ -26,6 +26,7 @@ from meridian.memory.calibration import (
     record_pass,
     union_hours,
 )
+from meridian.memory.schemas import KINDS
 from meridian.records import now_ts, parse_ts
 from tests.conftest import git
 
@@ -49,11 +50,16 @@ def _at(day: int, hhmm: str) -> str:
 
 
 def _session(ledger: Ledger, session: str, started: str, *ended: str) -> None:
-    """As the Claude hooks record it: SessionStart, then each Stop / SessionEnd."""
-    store.add(ledger, "episodic", {"session": session, "event": "session_started", "at": started})
-    for when in ended:
-        store.add(ledger, "episodic", {"session": session, "event": "session_ended",
-                                       "notes": "Stop (a turn ended)", "at": when})
+    """As the Claude hooks record it: SessionStart, then each Stop / SessionEnd, each
+    written at its moment (the record's ts; calibration never trusts a claimed ``at``)."""
+    spec = KINDS["episodic"]
+    moments = [(started, {"session": session, "event": "session_started"})] + [
+        (when, {"session": session, "event": "session_ended", "notes": "Stop (a turn ended)",
+                "at": when}) for when in ended]
+    for when, data in moments:
+        record = ledger.record(spec.kind, store.validate(spec, data), ts=when)
+        ledger.commit(Write(summary=f"{data['event']} (crafted)",
+                            trailers={"Meridian-Memory": "episodic"}).add(spec.stream, record))
 
 
 def _event(ledger: Ledger, kind: str, data: dict, ts: str) -> None:
@@ -230,3 +236,63 @@ def test_the_idle_cut_is_configurable_and_validated(real_gate: Path,
     assert main(["status"]) == 2
     err = capsys.readouterr().err
     assert "calibration.idle_cut_minutes" in err and "greater than 0" in err
+
+
+# --- attacks on the figure --------------------------------------------------------------------
+
+
+def test_back_dated_episodes_buy_no_active_time(real_gate: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The attack: an agent inflates the gate's actual hours (and so the multiplier) by
+    adding a fake session with `at` every 20 min across the window. Only when the
+    records were written counts, so the fake session is a handful of points at once."""
+    ledger = Ledger.open(real_gate)
+    now = parse_ts(now_ts())
+
+    def ago(hours: float) -> str:
+        return (now - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    _event(ledger, "gate.started", {"gate": "build", "estimate_hours": 2,
+                                    "base_commit": git(real_gate, "rev-parse", "HEAD").strip()},
+           ago(5))
+    for i in range(16):
+        event = "session_started" if i == 0 else "session_ended"
+        assert main(["memory", "add", "episodic", "--json", json.dumps(
+            {"session": "fake", "event": event, "at": ago(5 - i / 3)})]) == 0
+    assert main(["gate", "submit", "build"]) == 0
+    [correction] = effective_corrections(ledger)
+    assert correction.actual_hours < 5 / 60, correction  # not ~5 h
+    assert correction.wall_hours > 4.9
+
+
+def test_a_correction_for_an_unknown_gate_is_refused_on_every_route(real_gate: Path) -> None:
+    """Not only the CLI: the store refuses it (the automatic pass and any caller)."""
+    from meridian.errors import MeridianError
+    from meridian.memory.calibration import record_gate_pass
+
+    ledger = Ledger.open(real_gate)
+    tip = ledger.tip()
+    with pytest.raises(MeridianError, match=r"unknown gate 'nosuch' \(gates: build, docs\)"):
+        store.add(ledger, "corrections", {"gate": "nosuch", "actual_hours": 2})
+    with pytest.raises(MeridianError, match="unknown gate 'nosuch'"):
+        record_gate_pass(ledger, "nosuch", 1.0, 2.0)
+    assert Ledger.open(real_gate).tip() == tip
+
+
+@pytest.mark.parametrize(("hours", "shown"), [
+    (0, "0 s"), (0.0, "0 s"), (59.9 / 60, "1 h"), (59.4 / 60, "59 min"), (1000, "1000 h"),
+    (9.96, "10 h"), (1e-9, "<1 s"), (float("nan"), "-"), (-1.5, "-1.5 h"),
+])
+def test_hours_at_the_edges(hours: float, shown: str) -> None:
+    assert human_hours(hours) == shown
+
+
+@pytest.mark.parametrize(("ratio", "shown"), [
+    (0.0047, "0.0047"), (0.75, "0.75"), (1.25, "1.2"), (12.5, "12"), (2000.0, "2000"),
+    (123456.0, "120000"), (0.0, "0"), (1e-5, "0.00001"), (0.999, "1"), (9.96, "10"),
+    (-0.5, "-0.5"),
+])
+def test_ratios_never_read_in_scientific_notation(ratio: float, shown: str) -> None:
+    from meridian.durations import human_ratio
+
+    assert human_ratio(ratio) == shown

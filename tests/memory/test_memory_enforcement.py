@@ -56,7 +56,7 @@ def project(repo_with_commit: Path) -> Path:
 def test_corrupt_memory_blocks_gate_submit_and_names_the_line(
         project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ledger = Ledger.open(project)
-    store.add(ledger, "corrections", {"gate": "earlier", "predicted_hours": 8, "actual_hours": 6})
+    store.add(ledger, "corrections", {"gate": "core", "predicted_hours": 8, "actual_hours": 6})
     [shard] = ledger.shards("memory/corrections")
     worktree = tmp_path / "state"
     git(project, "worktree", "add", "-q", str(worktree), "meridian/state")
