@@ -67,15 +67,16 @@ def run_check(spec: CheckSpec, root: Path, gate: str, *,
     # (python -m meridian.gates.data_contract) even when `python` on PATH is another one.
     env["MERIDIAN_PYTHON"] = sys.executable
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            spec.run, shell=True, cwd=root, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    except OSError as exc:
-        return CheckResult(command=spec.run, exit_code=None, output=f"could not start: {exc}")
+    proc: subprocess.Popen[bytes] | None = None
     timed_out = False
     try:
+        try:
+            proc = subprocess.Popen(
+                spec.run, shell=True, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            return CheckResult(command=spec.run, exit_code=None, output=f"could not start: {exc}")
         while True:
             # Waiting in slices loses no output (communicate may be retried after a
             # timeout) and lets a heartbeat say the check is still running.
@@ -92,9 +93,13 @@ def run_check(spec: CheckSpec, root: Path, gate: str, *,
                 if on_tick is not None:
                     on_tick(time.monotonic() - started)
     finally:
-        # A check that left background children behind must not outlive the gate.
-        if proc.returncode is not None:
+        # A check that left background children behind must not outlive the gate; nor
+        # may an interrupted one (Ctrl-C reaches Meridian, not the check's own session;
+        # from the moment it is spawned, hence the Popen inside this try).
+        if proc is not None:
             _kill_group(proc)
+            if proc.returncode is None:
+                proc.wait()
     output = raw.decode("utf-8", errors="replace")
     if timed_out:
         output += f"\n[killed after the {spec.timeout:g}s timeout]"

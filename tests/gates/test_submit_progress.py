@@ -28,8 +28,8 @@ gates:
 MODULE = 'def add(a: int, b: int) -> int:\n    """Sum."""\n    return a + b\n'
 
 
-def _project(project: Path) -> Path:
-    write(project, ".meridian/gates.yaml", GATES)
+def _project(project: Path, gates: str = GATES) -> Path:
+    write(project, ".meridian/gates.yaml", gates)
     write(project, "src/calc.py", MODULE)
     commit_all(project, "calc")
     started = subprocess.run([sys.executable, "-m", "meridian", "gate", "start", "calc"],
@@ -118,3 +118,32 @@ def test_a_check_past_its_timeout_is_still_killed_between_heartbeats(tmp_path: P
     assert result.timed_out and result.exit_code is None
     assert result.duration_s < 3
     assert "[killed after the 0.5s timeout]" in result.output
+
+
+def test_ctrl_c_during_a_check_kills_it_and_exits_130_without_a_traceback(project: Path) -> None:
+    """The check runs in its own session (so a kill reaches its whole group), which also
+    means the terminal's SIGINT never reaches it: Meridian must end it on the way out."""
+    import signal
+    import time
+
+    root = _project(project, GATES.replace(
+        "      - run: sleep 0.3 && echo first\n", "      - run: echo $$ > check.pid; sleep 60\n"))
+    proc = subprocess.Popen([sys.executable, "-m", "meridian", "gate", "submit", "calc"],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid_file = root / "check.pid"
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    check_pid = int(pid_file.read_text())
+    time.sleep(0.5)  # well inside the wait for it, not in the instant it is spawned
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and "meridian: interrupted" in err
+    try:
+        os.kill(check_pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive, f"the check (pid {check_pid}) outlived meridian"
