@@ -143,3 +143,16 @@ def test_init_with_a_template_hooks_and_ci_from_the_installed_wheel(
     assert status.returncode == 0, status.stdout + status.stderr
     listed = installed_wheel.run("init", "--list-templates", cwd=project)
     assert listed.stdout.split() == ["cli", "library", "ml-research", "web-app"]
+
+
+def test_a_bundled_suite_runs_by_name_from_the_installed_wheel(installed_wheel: Installed,
+                                                              tmp_path: Path) -> None:
+    project = _project(tmp_path, installed_wheel)
+    assert installed_wheel.run("init", "--no-hooks", cwd=project).returncode == 0
+    listed = installed_wheel.run("eval", "suites", cwd=project)
+    assert listed.returncode == 0 and "reference" in listed.stdout
+    proc = installed_wheel.run("eval", "run", "reference", "--agent", "reference-v1",
+                               "--offline", cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reference / reference@v1" in proc.stdout
+    assert not (project / "suites").exists()  # nothing of Meridian's source tree is needed
