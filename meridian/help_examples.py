@@ -55,6 +55,8 @@ EXAMPLES: dict[str, str] = {
     "hook claude": "meridian hook claude PreToolUse < payload.json",
     "verify": "meridian verify --full",
     "demo": "meridian demo --keep",
+    "ci": "meridian ci --base origin/main --summary meridian-ci.md",
+    "evaluator bench": "meridian evaluator bench --evaluator heuristic --json",
 }
 
 

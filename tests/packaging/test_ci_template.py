@@ -117,8 +117,11 @@ def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> di
                                       for k, v in o.items()}.items():
             script = script.replace(f"${{{{ steps.{step_id}.outputs.{key} }}}}", value)
         assert "${{" not in script, f"unresolved expression in step {step.get('name')}"
+        # a step's own env; an expression of the event (not known here) is empty
+        step_env = {key: "" if "${{" in str(value) else str(value)
+                    for key, value in step.get("env", {}).items()}
         proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout,
-                              env={**env, "GITHUB_OUTPUT": str(output_file)},
+                              env={**env, **step_env, "GITHUB_OUTPUT": str(output_file)},
                               capture_output=True, text=True, timeout=300, check=False)
         log.append((step.get("name", step["run"][:30]), proc.returncode, proc.stdout + proc.stderr))
         if "id" in step:
@@ -133,7 +136,7 @@ def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> di
 @pytest.fixture
 def remote_project(repo_with_commit: Path, tmp_path: Path) -> tuple[Path, Path]:
     """A project pushed to a bare remote, with Meridian configured but never synced."""
-    subprocess.run([sys.executable, "-m", "meridian", "init", "--no-hooks"],
+    subprocess.run([sys.executable, "-m", "meridian", "init", "--no-hooks", "--template", "cli"],
                    cwd=repo_with_commit, check=True, capture_output=True)
     git(repo_with_commit, "add", "-A")
     git(repo_with_commit, "commit", "-q", "-m", "meridian")
