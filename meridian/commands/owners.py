@@ -34,6 +34,9 @@ def _repo_relative(root: object, given: str) -> str:
     text = normalise(relative.as_posix())
     if text in ("", "."):
         raise MeridianError(f"{given}: the repository root is not a file; name a path in it")
+    if absolute.is_dir():
+        # Gates own files: "src" itself matches no "src/**", which would read "no gate".
+        raise MeridianError(f"{given}: a directory; name a file in it (e.g. {text}/FILE)")
     return text
 
 

@@ -81,3 +81,11 @@ def test_overlap_is_judged_per_glob() -> None:
 def test_a_first_gates_file_with_intended_shared_files_is_not_weakening() -> None:
     out = describe(".meridian/gates.yaml", None, SHARED.encode())
     assert out.weakening is False, out.changes
+
+
+def test_owners_of_a_directory_is_an_error_not_no_gate(shared: Path,  # noqa: F811
+                                                       cli: Callable[..., Proc]) -> None:
+    (shared / "src").mkdir(exist_ok=True)
+    result = cli("owners", "src")
+    assert result.code == 2
+    assert result.err == "meridian: src: a directory; name a file in it (e.g. src/FILE)\n"
