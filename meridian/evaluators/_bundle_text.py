@@ -56,13 +56,69 @@ _SECRET_NAMES = {".env", ".envrc", ".netrc", ".pgpass", ".pypirc", ".npmrc", ".g
                  "credentials", "credentials.json", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
                  "secrets.yaml", "secrets.yml", "secrets.json"}
 _SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".asc", ".gpg")
+# A file with a code suffix is code whatever its name says (``.env.py``, ``secrets.js``).
+_CODE_SUFFIXES = (".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".sh", ".bash",
+                  ".zsh", ".rb", ".php", ".pl", ".go", ".rs", ".java", ".kt", ".cs", ".c",
+                  ".cc", ".cpp", ".h", ".swift", ".lua", ".ps1", ".bat", ".cmd")
+_ARMOR_BEGIN = re.compile(r"^-----BEGIN [A-Z0-9 ]+-----$")
+_ARMOR_END = re.compile(r"^-----END [A-Z0-9 ]+-----$")
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/=]+|[A-Za-z][\w-]*: .*")
+# NAME=value, name: value, [section], "key": value, netrc's "machine h login u password p",
+# a URL with credentials (.git-credentials).
+_SETTING_LINE = re.compile(
+    r"""^(?:(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]|\[[^\]]+\]$|"[^"]+"\s*:|[{}\[\],]+$"""
+    r"""|(?:machine|default|login|password|account|macdef)\b|[a-z][a-z0-9+.-]*://\S+$"""
+    r"""|[\w.-]+:\d*:[^:]*:[^:]*:)""")
+# A value that runs something is not a secret: command substitution, pipes, chaining.
+_RUNS_SOMETHING = re.compile(r"\$\(|`|;|\|\||&&|\|\s*\w|<\(|\beval\b|\bsource\b")
+# Binary formats that hold no code: a changed one is listed; any other changed binary
+# file cannot be reviewed, so it counts as unseen (a .pyc, a .so, a zip of code).
+MEDIA_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tif", ".tiff",
+                  ".avif", ".heic", ".pdf", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3",
+                  ".wav", ".ogg", ".flac", ".mp4", ".webm", ".mov")
 
 
 def is_secret_file(path: str) -> bool:
+    """Named like a file that holds secrets (``.env``, a key, a credentials file)."""
     name = PurePosixPath(path).name.lower()
-    if name in _SECRET_NAMES or name.endswith(_SECRET_SUFFIXES):
-        return not name.endswith((".example", ".sample", ".template"))
-    return name.startswith(".env.") and not name.endswith((".example", ".sample", ".template"))
+    if name.endswith((".example", ".sample", ".template")) or name.endswith(_CODE_SUFFIXES):
+        return False
+    return name in _SECRET_NAMES or name.endswith(_SECRET_SUFFIXES) or name.startswith(".env.")
+
+
+def holds_only_secrets(path: str, content: str) -> bool:
+    """A file named like a secrets file whose content is only secrets and settings: key
+    material, or ``NAME=value`` / ``name: value`` / ``[section]`` / netrc lines whose
+    values run nothing. Anything else (code in ``impl.key``, shell in ``.envrc``) is a
+    file like any other: shown, its secrets redacted. A name alone never hides code."""
+    if not is_secret_file(path):
+        return False
+    name = PurePosixPath(path).name.lower()
+    if name.endswith((".json",)):
+        try:
+            json.loads(content or "{}")
+        except ValueError:
+            return False
+        return True
+    key_like = name.endswith(_SECRET_SUFFIXES) or name.startswith("id_")
+    in_block = False
+    for line in content.splitlines():
+        text = line.strip()
+        if not text or text.startswith(("#", ";", "//")):
+            continue
+        if _ARMOR_BEGIN.match(text):
+            in_block = True
+            continue
+        if _ARMOR_END.match(text):
+            in_block = False
+            continue
+        if in_block or (key_like and _BASE64_LINE.fullmatch(text)):
+            continue
+        if key_like:
+            return False
+        if _RUNS_SOMETHING.search(text) or not _SETTING_LINE.match(text):
+            return False
+    return not in_block or key_like
 
 
 def _redactor() -> Callable[[str], str]:
@@ -94,6 +150,12 @@ def _clean(line: str) -> str:
     return line.translate(_BREAKS)
 
 
+def shown_name(text: str) -> str:
+    """A path or command as the model may see it: one line, secrets redacted (a file
+    can be *named* ``sk-ant-...``)."""
+    return _redactor()(_clean(text.replace("\n", "\\n")))
+
+
 def _id(kind: str, attrs: dict[str, object], lines: Sequence[str]) -> str:
     digest = hashlib.sha256(json.dumps([kind, attrs], sort_keys=True).encode())
     for line in lines:
@@ -103,6 +165,7 @@ def _id(kind: str, attrs: dict[str, object], lines: Sequence[str]) -> str:
 
 def frame(kind: str, attrs: dict[str, object], lines: Sequence[str]) -> list[str]:
     """A part: BEGIN line, ``lines`` (each already gutter-prefixed), END line."""
+    attrs = {k: shown_name(v) if isinstance(v, str) else v for k, v in attrs.items()}
     part_id = _id(kind, attrs, lines)
     shown = json.dumps(attrs, ensure_ascii=True, sort_keys=False)
     return [f"{FRAME} BEGIN {kind} {shown} id={part_id} {FRAME}", *lines,
@@ -171,6 +234,7 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
     added: dict[str, dict[int, int]] = {}
     notes: list[str] = []
     path: str | None = None
+    old_path: str | None = None
     new_line = 0
     skipping = False
     old_left = new_left = 0  # lines of the current hunk still to come
@@ -179,10 +243,15 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
         # A removed "-- x" or added "++ x" line reads "--- x" / "+++ x": only outside a
         # hunk is such a line a file header.
         if not in_hunk and raw.startswith("--- "):
-            continue  # paired with the +++ line below
+            old_path = diff_path(raw[4:], "a/")  # paired with the +++ line below
+            continue
         if not in_hunk and raw.startswith("+++ "):
             target = raw[4:]
-            path = target[2:] if target.startswith("b/") else None
+            path = diff_path(target, "b/")
+            deleted = path is None and old_path is not None
+            if deleted:  # a deleted file's removed lines belong to it, not to "/dev/null"
+                path = old_path
+            old_path = None
             skipping = path is not None and (path in withheld or path in whole_new)
             if path is not None and path in withheld:
                 notes.append(f"{path}: diff withheld (a file that holds secrets)")
@@ -192,7 +261,8 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
                 sizes.append(0)
                 changed.append(0)
             elif not skipping:
-                lines.append(GUTTER + _clean(f"+++ {path or target}"))
+                lines.append(GUTTER + ("+++ /dev/null (deleted: " + shown_name(path or target) + ")"
+                                       if deleted else "+++ " + shown_name(path or target)))
                 sizes.append(_utf8(raw))
                 changed.append(0)
             added.setdefault(path or target, {})
@@ -225,6 +295,30 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
     return document, added, 0, notes
 
 
+def diff_path(target: str, prefix: str) -> str | None:
+    """The path a ``---``/``+++`` header names (``"..."``-quoted when it holds a control
+    character, see ``gates.artifacts``), or None for ``/dev/null``."""
+    if target.startswith('"'):
+        try:
+            target = json.loads(target)
+        except ValueError:
+            return None
+    return target[len(prefix):] if target.startswith(prefix) else None
+
+
+def _changed_binary(diff: str) -> set[str]:
+    """Paths the diff reports as ``Binary file <path> changed`` (a line no hunk can hold:
+    every hunk line starts with ``+``, ``-``, `` `` or ``\\``)."""
+    out: set[str] = set()
+    for line in diff.split("\n"):
+        if line.startswith("Binary file ") and line.endswith(" changed"):
+            name = line[len("Binary file "):-len(" changed")]
+            found = diff_path(name, "") if name.startswith('"') else name
+            if found is not None:
+                out.add(found)
+    return out
+
+
 def _file_document(path: str, content: str) -> _Document:
     source = content.split("\n")
     if content.endswith("\n"):
@@ -252,12 +346,13 @@ def _segments(documents: list[_Document], budget: int) -> list[_Segment]:
 
 
 def _manifest(documents: list[_Document], withheld: list[str], binary: list[str]) -> list[str]:
-    lines = [GUTTER + _clean(f"file {json.dumps(d.label)}: {len(d.lines)} lines")
+    def name(path: str) -> str:
+        return json.dumps(shown_name(path))
+
+    lines = [GUTTER + f"file {name(d.label)}: {len(d.lines)} lines"
              for d in documents if d.kind == "file"]
-    lines += [GUTTER + _clean(f"file {json.dumps(p)}: withheld, it holds secrets")
-              for p in withheld]
-    lines += [GUTTER + _clean(f"file {json.dumps(p)}: binary, content not shown")
-              for p in binary]
+    lines += [GUTTER + f"file {name(p)}: withheld, it holds secrets" for p in withheld]
+    lines += [GUTTER + f"file {name(p)}: binary, content not shown" for p in binary]
     return lines or [GUTTER + "(no artifact files)"]
 
 
@@ -306,7 +401,7 @@ def plan_requests(bundle: Bundle, max_chars: int, max_requests: int,
                   findings: Sequence[Issue] = ()) -> Plan:
     """The requests that show the whole bundle, or as much as ``max_requests`` allow."""
     notes: list[str] = []
-    withheld = sorted(a.path for a in bundle.artifacts if is_secret_file(a.path))
+    withheld = sorted(a.path for a in bundle.artifacts if holds_only_secrets(a.path, a.content))
     binary = sorted(a.path for a in bundle.artifacts
                     if a.truncated and a.total_chars is None and not a.content
                     and a.path not in withheld)
@@ -325,6 +420,14 @@ def plan_requests(bundle: Bundle, max_chars: int, max_requests: int,
             unseen.append(f"{artifact.path}: the last {missing} characters were cut when the "
                           "bundle was collected")
     notes += [f"{path}: withheld: a file that holds secrets is never sent" for path in withheld]
+    notes += [f"{a.path}: named like a secrets file but holds more than secrets: shown, its "
+              "secrets redacted" for a in bundle.artifacts
+              if is_secret_file(a.path) and a.path not in withheld and a.path not in binary]
+    changed_binary = _changed_binary(bundle.diff)
+    for path in binary:
+        if path in changed_binary and not path.lower().endswith(MEDIA_SUFFIXES):
+            unseen.append(f"{path}: binary content changed and cannot be shown to the model "
+                          "(not a media format: it may hold code)")
 
     whole_new = {d.label for d in documents
                  if f"--- /dev/null\n+++ b/{d.label}\n" in bundle.diff}
@@ -427,6 +530,20 @@ def plan_requests(bundle: Bundle, max_chars: int, max_requests: int,
                                 volatile="\n".join(volatile) + "\n",
                                 index=number, total=len(sent)))
     return Plan(requests=requests, coverage=coverage, notes=notes)
+
+
+def plan_for(label: str, bundle: Bundle, max_chars: int, max_requests: int,
+             findings: Sequence[Issue] = ()) -> Plan:
+    """``plan_requests`` for evaluator ``label``: a bundle it cannot render (a bug, an
+    input nobody foresaw) is no verdict, never a traceback."""
+    from meridian.evaluators._base import EvaluatorUnavailable
+
+    try:
+        return plan_requests(bundle, max_chars, max_requests, findings)
+    except Exception as err:  # noqa: BLE001 - submit must end with unavailable, not exit 3
+        raise EvaluatorUnavailable(
+            label, f"the evidence bundle could not be prepared: {type(err).__name__}: "
+                   f"{str(err)[:300]}") from None
 
 
 def render_bundle(bundle: Bundle, max_chars: int, findings: Sequence[Issue] = ()

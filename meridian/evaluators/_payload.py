@@ -168,3 +168,27 @@ def parse_reported(data: object, evaluator: str, schema: dict[str, Any] = VERDIC
                   ) if isinstance(raw_usage, dict) else None
     return Reported(scores={d: float(data["scores"][d]) for d in DIMENSIONS}, issues=issues,
                     summary=str(data.get("summary", "")).strip(), usage=usage)
+
+
+def combine(reports: list[Reported], notes: list[str], part: str
+            ) -> tuple[dict[str, float], list[Issue], str]:
+    """One verdict from the reports of the requests (or sessions) of one evaluation:
+    each dimension's lowest score, every distinct issue once, the summaries each marked
+    with its ``part`` ("request 2 of 3"), then ``notes`` in brackets."""
+    scores = {d: min(r.scores[d] for r in reports) for d in DIMENSIONS}
+    issues: list[Issue] = []
+    known: set[tuple[str, str | None, int | None, str]] = set()
+    for report in reports:
+        for issue in report.issues:
+            key = (issue.severity, issue.file, issue.line, issue.message)
+            if key not in known:
+                known.add(key)
+                issues.append(issue)
+    if len(reports) == 1:
+        summary = reports[0].summary
+    else:
+        summary = " ".join(f"[{part} {n} of {len(reports)}] {r.summary}"
+                           for n, r in enumerate(reports, 1) if r.summary)
+        notes = [*notes, f"reviewed in {len(reports)} {part}s (scores: the lowest of them)"]
+    summary = " ".join([summary[:2 * MAX_SUMMARY_CHARS], *(f"[{n}]" for n in notes)]).strip()
+    return scores, issues, summary

@@ -38,13 +38,8 @@ import anthropic
 
 from meridian.config import AnthropicSettings
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
-from meridian.evaluators._bundle_text import Plan, Request, plan_requests
-from meridian.evaluators._payload import (
-    MAX_SUMMARY_CHARS,
-    TOOL_INPUT_SCHEMA,
-    Reported,
-    parse_reported,
-)
+from meridian.evaluators._bundle_text import Plan, Request, plan_for
+from meridian.evaluators._payload import TOOL_INPUT_SCHEMA, Reported, combine, parse_reported
 from meridian.evaluators.models import Bundle, EvaluatorIdentity, Issue, Usage
 from meridian.pricing import PRICES_CHECKED, cost_usd, model_info
 
@@ -412,33 +407,17 @@ class AnthropicEvaluator:
         return [r for r in results if r is not None]
 
     def assess(self, bundle: Bundle, findings: list[Issue] | None = None) -> Assessment:
-        plan = plan_requests(bundle, self.settings.max_bundle_chars, self.settings.max_requests,
-                             findings or [])
+        plan = plan_for(self.label, bundle, self.settings.max_bundle_chars,
+                        self.settings.max_requests, findings or [])
         tally = _Tally(model=self.settings.model)
         client = self._get_client()
         reports = self._run(plan, client, tally)
-        scores = {d: min(r.scores[d] for r in reports) for d in reports[0].scores}
-        issues: list[Issue] = []
-        known: set[tuple[str | None, int | None, str]] = set()
-        for report in reports:
-            for issue in report.issues:
-                key = (issue.file, issue.line, issue.message)
-                if key not in known:
-                    known.add(key)
-                    issues.append(issue)
-        if len(reports) == 1:
-            summary = reports[0].summary
-        else:
-            summary = " ".join(f"[request {n} of {len(reports)}] {r.summary}"
-                               for n, r in enumerate(reports, 1) if r.summary)
-        notes = list(plan.notes)
-        if len(reports) > 1:
-            notes.append(f"reviewed in {len(reports)} requests (scores: the lowest of them)")
         usage = tally.usage()
+        notes = list(plan.notes)
         if usage.cost_usd is None:
             notes.append(f"cost unknown for model {self.settings.model} (no entry in "
                          f"meridian.pricing, checked {PRICES_CHECKED})")
-        summary = " ".join([summary[:2 * MAX_SUMMARY_CHARS], *(f"[{n}]" for n in notes)]).strip()
+        scores, issues, summary = combine(reports, notes, "request")
         identity = EvaluatorIdentity(
             kind="anthropic", endpoint=self.endpoint, requested_model=self.settings.model,
             models=tally.models, request_ids=tally.request_ids, message_ids=tally.message_ids,

@@ -5,12 +5,25 @@ when large) runs as a fresh print-mode session in the repository::
 
     claude -p --output-format json --no-session-persistence --max-turns N
            --permission-mode plan --tools Read,Grep,Glob --allowedTools Read,Grep,Glob
-           --disallowedTools Bash,Edit,Write,... --strict-mcp-config
+           --disallowedTools Bash,Edit,Write,...,Read(<secret files>) --strict-mcp-config
+           --setting-sources user --disable-slash-commands
            --settings '{"disableAllHooks": true}'
            --system-prompt <the evaluator's instructions> [--model M]
 
-(and ``CLAUDE_CODE_DISABLE_CLAUDE_MDS=1``: a CLAUDE.md the work wrote is not loaded as
-the reviewer's instructions; what the reviewer reads with its tools is material to judge)
+The repository under review must not configure its reviewer: ``--setting-sources user``
+leaves out its ``.claude/settings.json`` and ``settings.local.json`` (their ``env`` could
+point the CLI at another endpoint, their ``model`` pick a weaker reviewer, their
+plugins add hooks and tools), ``--strict-mcp-config`` its ``.mcp.json``,
+``--disable-slash-commands`` its skills and commands, ``CLAUDE_CODE_DISABLE_CLAUDE_MDS``
+and ``CLAUDE_CODE_DISABLE_AUTO_MEMORY`` its CLAUDE.md and memory files; what the reviewer
+reads with its tools is material to judge. Reads of secret files (``.env``, keys) are
+denied, as the API evaluator never sends them.
+
+The environment (the agent's) must not route the CLI either: a variable that sends its
+requests elsewhere, turns off certificate checks or loads other settings
+(``ANTHROPIC_BASE_URL``, proxies, ``CLAUDE_CONFIG_DIR``, Bedrock/Vertex switches) is refused unless the config
+sets ``allow_env_base_url``; variables that pick the model or inject code into the CLI
+(``ANTHROPIC_MODEL``..., ``NODE_OPTIONS``) are dropped: the committed config picks.
 
 with the bundle on standard input: the same adversarial instructions as the API
 evaluator, read-only tools only (it may open files of the repository to check what the
@@ -28,8 +41,10 @@ verdict, or the deadline: ``EvaluatorUnavailable``, the gate unchanged.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -38,8 +53,8 @@ from typing import Any
 
 from meridian.config import ClaudeCodeSettings
 from meridian.evaluators._base import Assessment, EvaluatorUnavailable
-from meridian.evaluators._bundle_text import plan_requests
-from meridian.evaluators._payload import MAX_SUMMARY_CHARS, Reported, parse_reported
+from meridian.evaluators._bundle_text import plan_for
+from meridian.evaluators._payload import Reported, combine, parse_reported
 from meridian.evaluators.anthropic_evaluator import SYSTEM_PROMPT
 from meridian.evaluators.models import Bundle, EvaluatorIdentity, Issue, Usage
 from meridian.gitio import clean_env
@@ -47,10 +62,28 @@ from meridian.gitio import clean_env
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
 DENIED_TOOLS = ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch",
                 "Task", "TodoWrite")
+# What the API evaluator withholds, the reviewer may not read either (Read rules apply
+# to Grep and Glob too).
+SECRET_READS = tuple(f"Read({pattern})" for pattern in (
+    "**/.env", "**/.env.*", "**/.envrc", "**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx",
+    "**/id_rsa", "**/id_ed25519", "**/id_ecdsa", "**/.netrc", "**/.git-credentials",
+    "~/.ssh/**", "~/.aws/**", "~/.claude/**"))
 REVIEW_SETTINGS = {"disableAllHooks": True}
-# The work under review may write CLAUDE.md: it must not become the reviewer's instructions.
-REVIEW_ENV = {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"}
-FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
+# The work under review may write CLAUDE.md or memory: neither may become instructions.
+REVIEW_ENV = {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+# Refused unless allow_env_base_url: they send the review elsewhere or load other settings.
+ROUTING_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_UNIX_SOCKET",
+               "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL",
+               "ANTHROPIC_FOUNDRY_BASE_URL", "CLAUDE_CODE_USE_BEDROCK",
+               "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CONFIG_DIR",
+               "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+               "all_proxy", "NODE_TLS_REJECT_UNAUTHORIZED")
+# Dropped: the committed config picks the model; nothing may load code into the CLI.
+DROPPED_ENV = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL",
+               "ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+               "CLAUDE_CODE_SUBAGENT_MODEL", "NODE_OPTIONS", "NODE_PATH")
+_FENCE_OPEN = re.compile(r"[ \t]*```[ \t]*([\w+.-]*)[ \t]*")
+_FENCE_CLOSE = re.compile(r"[ \t]*```[ \t]*")
 MAX_OUTPUT_CHARS = 5_000_000
 
 CLI_INSTRUCTIONS = SYSTEM_PROMPT.replace(
@@ -82,7 +115,8 @@ class ClaudeCodeEvaluator:
         argv = [self.settings.executable, "-p", "--output-format", "json",
                 "--no-session-persistence", "--max-turns", str(self.settings.max_turns),
                 "--permission-mode", "plan", "--tools", tools, "--allowedTools", tools,
-                "--disallowedTools", ",".join(DENIED_TOOLS), "--strict-mcp-config",
+                "--disallowedTools", ",".join((*DENIED_TOOLS, *SECRET_READS)),
+                "--strict-mcp-config", "--setting-sources", "user", "--disable-slash-commands",
                 # The repository's hooks (Meridian's own Stop hook among them) must not
                 # steer or stall the reviewer's session.
                 "--settings", json.dumps(REVIEW_SETTINGS),
@@ -92,23 +126,35 @@ class ClaudeCodeEvaluator:
         return argv
 
     def _env(self) -> dict[str, str]:
-        env = {**clean_env(), **REVIEW_ENV}
-        base = env.get("ANTHROPIC_BASE_URL")
-        if base and not self.settings.allow_env_base_url:
-            raise EvaluatorUnavailable(
-                self.label, f"ANTHROPIC_BASE_URL is set in the environment ({base[:200]}); the "
-                            "claude CLI would send the review there. Unset it, or set "
-                            "evaluator.claude_code.allow_env_base_url: true")
+        env = {k: v for k, v in clean_env().items() if k not in DROPPED_ENV}
+        env.update(REVIEW_ENV)
+        if self.settings.allow_env_base_url:
+            return env
+        for name in ROUTING_ENV:
+            value = env.get(name)
+            if value:
+                what = ("the claude CLI would send the review there"
+                        if name != "CLAUDE_CONFIG_DIR" else
+                        "the claude CLI would load its settings from there")
+                raise EvaluatorUnavailable(
+                    self.label, f"{name} is set in the environment ({value[:200]}); {what}. "
+                                "Unset it, or set evaluator.claude_code.allow_env_base_url: "
+                                "true")
         return env
 
-    def _version(self, env: dict[str, str]) -> str | None:
+    def _version(self, env: dict[str, str], deadline: float) -> str | None:
+        """``claude-code <version> (<resolved path>)``: which program answered."""
+        where = shutil.which(self.settings.executable, path=env.get("PATH"))
         try:
             done = subprocess.run([self.settings.executable, "--version"], capture_output=True,
-                                  text=True, timeout=10, env=env, cwd=self.cwd, check=False)
+                                  text=True, errors="replace", env=env, cwd=self.cwd,
+                                  timeout=max(0.1, min(10.0, deadline - time.monotonic())),
+                                  check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return None
+            return f"claude-code (version unknown) ({where})" if where else None
         words = done.stdout.split()
-        return f"claude-code {words[0][:40]}" if done.returncode == 0 and words else None
+        version = words[0][:40] if done.returncode == 0 and words else "(version unknown)"
+        return f"claude-code {version}" + (f" ({where[:300]})" if where else "")
 
     def _run(self, stdin_text: str, env: dict[str, str], deadline: float, started: float,
              sessions: int) -> str:
@@ -120,8 +166,8 @@ class ClaudeCodeEvaluator:
         try:
             process = subprocess.Popen(
                 self.command(), cwd=self.cwd, env=env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                start_new_session=True)
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                errors="replace", start_new_session=True)
         except OSError as err:
             raise EvaluatorUnavailable(
                 self.label, f"could not start `{self.settings.executable}`: {err}") from None
@@ -159,28 +205,46 @@ class ClaudeCodeEvaluator:
         text = data.get("result")
         if not isinstance(text, str):
             raise EvaluatorUnavailable(self.label, "the claude CLI's result holds no text")
-        blocks = FENCED.findall(text)
-        if len(blocks) > 1:
+        return parse_reported(self._verdict_json(text), self.label), data
+
+    def _verdict_json(self, text: str) -> object:
+        """The one JSON verdict of a review: its only ``json`` (or untagged) fenced block,
+        which must be its last fenced block (a review that quotes a verdict-looking block
+        from the work and then gives its own holds two: unavailable), or, with no fenced
+        block at all, the whole text."""
+        blocks = _fenced_blocks(text)
+        if not blocks:
+            try:
+                return json.loads(text.strip())
+            except json.JSONDecodeError:
+                raise EvaluatorUnavailable(
+                    self.label, "the review ends without a JSON verdict (expected one fenced "
+                                "```json block)") from None
+        verdicts = [i for i, (lang, _) in enumerate(blocks) if lang in ("json", "")]
+        if len(verdicts) != 1:
             raise EvaluatorUnavailable(
-                self.label, f"the review holds {len(blocks)} fenced JSON blocks; a verdict is "
-                            "exactly one")
-        candidate = blocks[0] if blocks else text.strip()
+                self.label, f"the review holds {len(verdicts)} fenced JSON blocks; a verdict "
+                            "is exactly one")
+        if verdicts[0] != len(blocks) - 1:
+            raise EvaluatorUnavailable(
+                self.label, "the review's JSON block is not its last fenced block; the "
+                            "verdict must end the review")
         try:
-            verdict = json.loads(candidate)
-        except json.JSONDecodeError:
+            return json.loads(blocks[verdicts[0]][1])
+        except json.JSONDecodeError as err:
             raise EvaluatorUnavailable(
-                self.label, "the review ends without a JSON verdict (expected one fenced "
-                            "```json block)") from None
-        return parse_reported(verdict, self.label), data
+                self.label, f"the review's fenced verdict is not JSON ({err.msg})") from None
 
     def assess(self, bundle: Bundle, findings: list[Issue] | None = None) -> Assessment:
         env = self._env()
-        plan = plan_requests(bundle, self.settings.max_bundle_chars, self.settings.max_requests,
-                             findings or [])
+        plan = plan_for(self.label, bundle, self.settings.max_bundle_chars,
+                        self.settings.max_requests, findings or [])
         started = time.monotonic()
         deadline = started + self.settings.timeout_s
+        client = self._version(env, deadline)  # inside the one deadline
         reports: list[Reported] = []
-        usage = Usage()
+        totals = dict.fromkeys(("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                                "cache_read_input_tokens"), 0)
         cost: float | None = 0.0
         sessions: list[str] = []
         models: list[str] = []
@@ -190,43 +254,48 @@ class ClaudeCodeEvaluator:
             reports.append(report)
             found = data.get("usage")
             raw: dict[str, Any] = found if isinstance(found, dict) else {}
-
-            def tokens(key: str, raw: dict[str, Any] = raw) -> int:
+            for key in totals:
                 value = raw.get(key)
-                return value if isinstance(value, int) and value >= 0 else 0
-
-            usage = Usage(
-                input_tokens=usage.input_tokens + tokens("input_tokens"),
-                output_tokens=usage.output_tokens + tokens("output_tokens"),
-                cache_creation_input_tokens=usage.cache_creation_input_tokens
-                + tokens("cache_creation_input_tokens"),
-                cache_read_input_tokens=usage.cache_read_input_tokens
-                + tokens("cache_read_input_tokens"),
-                attempts=usage.attempts + 1)
+                totals[key] += value if isinstance(value, int) and value >= 0 else 0
             spent = data.get("total_cost_usd")
             cost = None if cost is None or not isinstance(spent, int | float) \
+                or isinstance(spent, bool) or not math.isfinite(spent) or spent < 0 \
                 else round(cost + float(spent), 8)
             if isinstance(data.get("session_id"), str):
                 sessions.append(data["session_id"][:100])
             model_usage = data.get("modelUsage")
             if isinstance(model_usage, dict):
                 models += [m[:100] for m in model_usage if isinstance(m, str) and m not in models]
-        usage = usage.model_copy(update={"cost_usd": cost})
-        scores = {d: min(r.scores[d] for r in reports) for d in reports[0].scores}
-        issues: list[Issue] = []
-        for report in reports:
-            issues += [i for i in report.issues if i not in issues]
-        summary = reports[0].summary if len(reports) == 1 else " ".join(
-            f"[session {n} of {len(reports)}] {r.summary}" for n, r in enumerate(reports, 1))
+        usage = Usage(**totals, attempts=len(reports), cost_usd=cost)
         notes = list(plan.notes)
         if cost is None:
             notes.append("cost unknown: the claude CLI did not report total_cost_usd")
-        summary = " ".join([summary[:2 * MAX_SUMMARY_CHARS], *(f"[{n}]" for n in notes)]).strip()
+        scores, issues, summary = combine(reports, notes, "session")
         identity = EvaluatorIdentity(
             kind="claude-code", requested_model=self.settings.model, models=models,
-            client=self._version(env), session_id=", ".join(sessions) or None)
+            client=client, session_id=", ".join(sessions) or None)
         return Assessment(evaluator=self.label, scores=scores, issues=issues, summary=summary,
                           usage=usage, identity=identity, coverage=plan.coverage)
+
+
+def _fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, body) of each closed fenced block: a line that is only ```lang opens
+    one, a line that is only ``` closes it (so a fence inside a line is text)."""
+    blocks: list[tuple[str, str]] = []
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        opened = _FENCE_OPEN.fullmatch(lines[index])
+        if opened is None:
+            index += 1
+            continue
+        end = next((j for j in range(index + 1, len(lines))
+                    if _FENCE_CLOSE.fullmatch(lines[j])), None)
+        if end is None:
+            break
+        blocks.append((opened.group(1).lower(), "\n".join(lines[index + 1:end])))
+        index = end + 1
+    return blocks
 
 
 def _result_text(stdout: str) -> str:

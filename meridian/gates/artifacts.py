@@ -8,7 +8,9 @@ makes a passed gate stale.
 from __future__ import annotations
 
 import difflib
+import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,26 @@ from meridian.gates import globs
 
 MAX_FILE_CHARS = 1_000_000
 MAX_DIFF_CHARS = 4_000_000
+_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f"\\\x85\u2028\u2029]')
+
+
+def _header(path: str) -> str:
+    """A path as a diff header names it: ``"..."``-quoted (JSON escapes) when it holds a
+    line break or another control character, so a file named ``x\\n+++ b/.env`` cannot
+    add header lines of its own (``_bundle_text.diff_path`` reads it back)."""
+    return json.dumps(path) if _NEEDS_QUOTES.search(path) else path
+
+
+def _text(data: bytes) -> tuple[str | None, bool]:
+    """(text, exact): UTF-8 text as is; text with no NUL byte that is not UTF-8 (a
+    latin-1 source file) decoded with replacement characters, so it is still shown;
+    None for binary content."""
+    text = gitio.decode_text(data)
+    if text is not None:
+        return text, True
+    if b"\0" in data:
+        return None, False
+    return data.decode("utf-8", "replace"), False
 
 
 @dataclass(frozen=True)
@@ -59,7 +81,9 @@ def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[st
     out: list[ArtifactFile] = []
     notes: list[str] = []
     for path, data in files.items():
-        text = gitio.decode_text(data)
+        text, exact = _text(data)
+        if text is not None and not exact:
+            notes.append(f"{path}: not valid UTF-8: shown with U+FFFD for the bytes that are not")
         if text is None:
             out.append(ArtifactFile(path=path, content="", truncated=True))
             notes.append(f"{path}: binary file ({len(data)} bytes), content not included")
@@ -105,6 +129,14 @@ def changed_lines(base_commit: str | None, before: dict[str, bytes],
     return out
 
 
+def _lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    out = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
 def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequence[str],
                current: dict[str, bytes], *,
                before: dict[str, bytes] | None = None) -> tuple[str, list[str]]:
@@ -120,18 +152,22 @@ def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequen
         old, new = before.get(path), current.get(path)
         if old == new:
             continue
-        old_text = "" if old is None else gitio.decode_text(old)
-        new_text = "" if new is None else gitio.decode_text(new)
+        old_text = "" if old is None else _text(old)[0]
+        new_text = "" if new is None else _text(new)[0]
         if old_text is None or new_text is None:
-            chunks.append(f"Binary file {path} changed\n")
+            chunks.append(f"Binary file {_header(path)} changed\n")
             continue
-        chunks.extend(difflib.unified_diff(
-            old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-            fromfile="/dev/null" if old is None else f"a/{path}",
-            tofile="/dev/null" if new is None else f"b/{path}",
-        ))
-        if chunks and not chunks[-1].endswith("\n"):
-            chunks[-1] += "\n\\ No newline at end of file\n"
+        for line in difflib.unified_diff(
+            # Only \n ends a line: a \r or \u2028 inside one is content (splitlines()
+            # would cut there and the hunk counts would not match the lines).
+            _lines(old_text), _lines(new_text),
+            fromfile="/dev/null" if old is None else _header(f"a/{path}"),
+            tofile="/dev/null" if new is None else _header(f"b/{path}"),
+        ):
+            # A last line without a newline (removed or added, wherever difflib puts it)
+            # is marked as git marks it, never glued to the next diff line.
+            chunks.append(line if line.endswith("\n")
+                          else line + "\n\\ No newline at end of file\n")
     diff = "".join(chunks)
     if len(diff) > MAX_DIFF_CHARS:
         return diff[:MAX_DIFF_CHARS], [

@@ -228,6 +228,7 @@ class _GateTally:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+    cost_unknown: int = 0
 
 
 @dataclass(slots=True)
@@ -236,6 +237,7 @@ class _WeekTally:
     llm_judge: float = 0.0
     agents: float = 0.0
     tokens: int = 0
+    cost_unknown: int = 0
 
 
 @dataclass
@@ -252,13 +254,20 @@ class _Costs:
         return tally
 
 
-def _usage(usage: Any) -> tuple[int, int, float]:
-    """(input tokens, output tokens, dollars) of a ``usage`` mapping; zeros when absent."""
+def _usage(usage: Any) -> tuple[int, int, float | None]:
+    """(input tokens, output tokens, dollars) of a ``usage`` mapping; zeros when absent.
+
+    Dollars are None when the record says its cost is unknown (``cost_usd: null``: a
+    model with no price), never 0; a record without ``cost_usd`` cost nothing. Cache
+    writes and reads are input tokens too."""
     if not isinstance(usage, dict):
         return 0, 0, 0.0
     try:
-        return (int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
-                float(usage.get("cost_usd") or 0.0))
+        tokens_in = sum(int(usage.get(key) or 0) for key in (
+            "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+        spent = usage.get("cost_usd", 0.0)
+        return (tokens_in, int(usage.get("output_tokens") or 0),
+                None if spent is None else float(spent))
     except (TypeError, ValueError):
         return 0, 0, 0.0
 
@@ -307,9 +316,13 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
             tokens_in, tokens_out, spent = _usage(data.get("usage"))
             tally.tokens_in += tokens_in
             tally.tokens_out += tokens_out
-            tally.cost += spent
             week = costs.week(ts)
-            week.evaluator += spent
+            if spent is None:
+                tally.cost_unknown += 1
+                week.cost_unknown += 1
+            else:
+                tally.cost += spent
+                week.evaluator += spent
             week.tokens += tokens_in + tokens_out
             # The self-score is on the verdict event, or on the submission before it.
             self_score = _number(data.get("self_score"))
@@ -355,7 +368,8 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
         gates=[GateRow(gate=gate, state="open", submissions=t.submissions, verdicts=t.verdicts,
                        failed_verdicts=t.failed, first_verdict_passed=t.first_passed,
                        blocks=t.blocks, hours_in_progress=None if t.hours is None else _hours(t.hours),
-                       last_overall=t.last_overall, cost_usd=round(t.cost, 6))
+                       last_overall=t.last_overall, cost_usd=round(t.cost, 6),
+                       cost_unknown=t.cost_unknown)
                for gate, t in sorted(tallies.items())],
     )
     return health, verdicts, _gap_points(gap_rows), tallies
@@ -505,6 +519,7 @@ class _RunFigures:
     judge_in: int = 0
     judge_out: int = 0
     judge_usd: float = 0.0
+    judge_unknown: int = 0  # grader calls whose cost is unknown
 
 
 def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
@@ -533,7 +548,10 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
                         "output_tokens": usage.get("tokens_out"), "cost_usd": usage.get("cost_usd")})
                     figures.judge_in += tokens_in
                     figures.judge_out += tokens_out
-                    figures.judge_usd += spent
+                    if spent is None:
+                        figures.judge_unknown += 1
+                    else:
+                        figures.judge_usd += spent
     return figures
 
 
@@ -560,9 +578,11 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
         judges.output_tokens += run.judge_out
         judges.tokens += run.judge_in + run.judge_out
         judges.cost_usd += run.judge_usd
+        judges.cost_unknown += run.judge_unknown
         week = costs.week(entry.ts)
         week.agents += data.cost_usd
         week.llm_judge += run.judge_usd
+        week.cost_unknown += run.judge_unknown
         week.tokens += run.tokens + run.judge_in + run.judge_out
 
     visible = [e for e in entries if not e.pruned]
@@ -713,7 +733,8 @@ def _cost_health(costs: _Costs, tallies: dict[str, _GateTally], agents: CostLine
                  judges: CostLine) -> CostHealth:
     evaluator = CostLine(input_tokens=sum(t.tokens_in for t in tallies.values()),
                          output_tokens=sum(t.tokens_out for t in tallies.values()),
-                         cost_usd=sum(t.cost for t in tallies.values()))
+                         cost_usd=sum(t.cost for t in tallies.values()),
+                         cost_unknown=sum(t.cost_unknown for t in tallies.values()))
     evaluator.tokens = evaluator.input_tokens + evaluator.output_tokens
     by_source = {"evaluator": evaluator, "llm_judge": judges, "eval_agents": agents}
     total = CostLine()
@@ -723,14 +744,16 @@ def _cost_health(costs: _Costs, tallies: dict[str, _GateTally], agents: CostLine
         total.output_tokens += line.output_tokens
         total.tokens += line.tokens
         total.cost_usd += line.cost_usd
+        total.cost_unknown += line.cost_unknown
     total.cost_usd = round(total.cost_usd, 6)
     weeks = [WeekCost(week=key, evaluator_usd=round(w.evaluator, 6), llm_judge_usd=round(w.llm_judge, 6),
                       eval_agents_usd=round(w.agents, 6), tokens=w.tokens,
-                      cost_usd=round(w.evaluator + w.llm_judge + w.agents, 6))
+                      cost_usd=round(w.evaluator + w.llm_judge + w.agents, 6),
+                      cost_unknown=w.cost_unknown)
              for key, w in sorted(costs.weeks.items())]
     by_gate = [GateCost(gate=gate, verdicts=t.verdicts, input_tokens=t.tokens_in,
                         output_tokens=t.tokens_out, tokens=t.tokens_in + t.tokens_out,
-                        cost_usd=round(t.cost, 6))
+                        cost_usd=round(t.cost, 6), cost_unknown=t.cost_unknown)
                for gate, t in tallies.items() if t.verdicts]
     by_gate.sort(key=lambda g: (-g.cost_usd, g.gate))
     return CostHealth(total=total, by_source=by_source, by_gate=by_gate, by_week=weeks)

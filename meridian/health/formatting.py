@@ -16,8 +16,13 @@ def percent(rate: float | None) -> str:
     return NONE if rate is None else f"{100 * rate:.1f}%"
 
 
-def dollars(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+def dollars(value: float, unknown: int = 0) -> str:
+    """``value`` in dollars; with ``unknown`` records of no known price, "unknown" (nothing
+    priced) or "$x + unknown" (a lower bound): an unknown cost is never shown as $0."""
+    shown = f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+    if unknown:
+        return "unknown" if not value else f"{shown} + unknown"
+    return shown
 
 
 def duration(hours: float | None) -> str:

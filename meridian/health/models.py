@@ -24,6 +24,7 @@ class GateRow(_Model):
     hours_in_progress: float | None = None  # started -> passed, summed over passes
     last_overall: float | None = None
     cost_usd: float = 0.0
+    cost_unknown: int = 0  # verdicts with no price: cost_usd then covers only the priced ones
 
 
 class GateHealth(_Model):
@@ -107,7 +108,10 @@ class CostLine(_Model):
     input_tokens: int = 0
     output_tokens: int = 0
     tokens: int = 0  # input + output, or a total where the split is not recorded
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # what the priced records cost
+    # Records whose cost is unknown (a model with no price): never counted as 0; with any,
+    # cost_usd is a lower bound and every view says "unknown".
+    cost_unknown: int = 0
 
 
 class GateCost(CostLine):
@@ -122,6 +126,7 @@ class WeekCost(_Model):
     eval_agents_usd: float = 0.0
     tokens: int = 0
     cost_usd: float = 0.0
+    cost_unknown: int = 0  # records of the week with no price (see CostLine)
 
 
 class CostHealth(_Model):

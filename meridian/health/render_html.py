@@ -213,7 +213,7 @@ def week_window(by_week: Sequence[WeekCost], count: int = MAX_WEEKS) -> list[Wee
         window.append(known.get(key) or WeekCost(week=key))
     # Drop the empty weeks before the first spending, so a young project's chart is not
     # mostly blank.
-    while len(window) > 1 and not window[0].cost_usd:
+    while len(window) > 1 and not (window[0].cost_usd or window[0].cost_unknown):
         window.pop(0)
     return window
 
@@ -286,7 +286,7 @@ def _gates(report: HealthReport) -> str:
                                               for s, n in gates.blocks_by_source.items()]))
     rows = [(r.gate, r.state, str(r.submissions), str(r.verdicts), str(r.failed_verdicts),
              "-" if r.first_verdict_passed is None else ("passed" if r.first_verdict_passed else "failed"),
-             str(r.blocks), duration(r.hours_in_progress), dollars(r.cost_usd)) for r in gates.gates]
+             str(r.blocks), duration(r.hours_in_progress), dollars(r.cost_usd, r.cost_unknown)) for r in gates.gates]
     gate_table = table(["gate", "state", "submissions", "verdicts", "failed", "first verdict",
                         "blocks", "time in progress", "cost"], rows, {2, 3, 4, 6, 7, 8})
     out.append(_folded(f"every gate ({len(rows)})", gate_table, len(rows)))
@@ -336,16 +336,17 @@ def _evaluator(report: HealthReport) -> str:
 
 def _cost(report: HealthReport) -> str:
     cost = report.cost
-    out = ["<h2>Cost</h2>", _tiles([("total", dollars(cost.total.cost_usd)),
+    out = ["<h2>Cost</h2>", _tiles([("total", dollars(cost.total.cost_usd, cost.total.cost_unknown)),
                                     ("tokens", f"{cost.total.tokens:,}")])]
     out.append(table(["source", "input tokens", "output tokens", "tokens", "dollars"],
                      [(name, f"{line.input_tokens:,}", f"{line.output_tokens:,}", f"{line.tokens:,}",
-                       dollars(line.cost_usd)) for name, line in cost.by_source.items()], {1, 2, 3, 4}))
+                       dollars(line.cost_usd, line.cost_unknown))
+                      for name, line in cost.by_source.items()], {1, 2, 3, 4}))
     out.append(stacked_weeks(report))
-    if any(g.cost_usd for g in cost.by_gate):  # an offline evaluator costs nothing
+    if any(g.cost_usd or g.cost_unknown for g in cost.by_gate):  # an offline evaluator costs nothing
         out.append(_folded(f"evaluator cost per gate ({len(cost.by_gate)} gates, costliest first)",
                            table(["gate", "verdicts", "tokens", "dollars"],
-                                 [(g.gate, str(g.verdicts), f"{g.tokens:,}", dollars(g.cost_usd))
+                                 [(g.gate, str(g.verdicts), f"{g.tokens:,}", dollars(g.cost_usd, g.cost_unknown))
                                   for g in cost.by_gate], {1, 2, 3}), len(cost.by_gate)))
     return "".join(out)
 

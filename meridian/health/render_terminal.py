@@ -85,7 +85,7 @@ def _gates(report: HealthReport, out: Console) -> None:
             "passed" if row.first_verdict_passed else "failed")
         table.add_row(escape(row.gate), row.state, str(row.submissions), str(row.verdicts),
                       str(row.failed_verdicts), first, str(row.blocks),
-                      duration(row.hours_in_progress), dollars(row.cost_usd))
+                      duration(row.hours_in_progress), dollars(row.cost_usd, row.cost_unknown))
     out.print(table)
     if len(ordered) > MAX_GATE_ROWS:
         out.print(f"... and {len(ordered) - MAX_GATE_ROWS} more gates (meridian health --json)")
@@ -136,23 +136,24 @@ def _evaluator(report: HealthReport, out: Console) -> None:
 
 def _cost(report: HealthReport, out: Console) -> None:
     cost = report.cost
-    table = _table(f"Cost: {dollars(cost.total.cost_usd)}, {cost.total.tokens:,} tokens",
+    table = _table(f"Cost: {dollars(cost.total.cost_usd, cost.total.cost_unknown)}, {cost.total.tokens:,} tokens",
                    "source", "input tokens", "output tokens", "tokens", "dollars")
     for name, line in cost.by_source.items():
         table.add_row(name, f"{line.input_tokens:,}", f"{line.output_tokens:,}",
-                      f"{line.tokens:,}", dollars(line.cost_usd))
+                      f"{line.tokens:,}", dollars(line.cost_usd, line.cost_unknown))
     out.print(table)
     if cost.by_week:
         weeks = _table("", "week", "evaluator", "llm_judge", "eval agents", "tokens", "total")
         for week in cost.by_week[-8:]:
             weeks.add_row(week.week, dollars(week.evaluator_usd), dollars(week.llm_judge_usd),
-                          dollars(week.eval_agents_usd), f"{week.tokens:,}", dollars(week.cost_usd))
+                          dollars(week.eval_agents_usd), f"{week.tokens:,}",
+                          dollars(week.cost_usd, week.cost_unknown))
         out.print(weeks)
-    if any(gate.cost_usd for gate in cost.by_gate):  # an offline evaluator costs nothing
+    if any(gate.cost_usd or gate.cost_unknown for gate in cost.by_gate):  # an offline evaluator costs nothing
         gates = _table("", "gate (costliest)", "verdicts", "tokens", "dollars")
         for gate in cost.by_gate[:10]:
             gates.add_row(escape(gate.gate), str(gate.verdicts), f"{gate.tokens:,}",
-                          dollars(gate.cost_usd))
+                          dollars(gate.cost_usd, gate.cost_unknown))
         out.print(gates)
 
 

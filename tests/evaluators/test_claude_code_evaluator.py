@@ -133,7 +133,8 @@ def test_a_review_runs_read_only_in_a_fresh_session_and_records_its_cost(fake_cl
     assert assessment.identity.model_dump() == {
         "kind": "claude-code", "endpoint": None, "requested_model": None,
         "models": ["claude-sonnet-4-6"], "request_ids": [], "message_ids": [],
-        "client": "claude-code 2.1.7", "session_id": "5f0c2b1e-1111-4222-8333-944445555666"}
+        "client": f"claude-code 2.1.7 ({folder / 'claude'})",
+        "session_id": "5f0c2b1e-1111-4222-8333-944445555666"}
 
 
 @pytest.mark.parametrize(("mode", "reason"), [
