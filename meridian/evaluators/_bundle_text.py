@@ -256,8 +256,8 @@ def _diff_documents(diff: str, withheld: set[str], whole_new: set[str]
             if path is not None and path in withheld:
                 notes.append(f"{path}: diff withheld (a file that holds secrets)")
             if skipping and path in whole_new:
-                lines.append(GUTTER + _clean(f"+++ {path} (new file: every line is in its "
-                                             "listing above)"))
+                lines.append(GUTTER + f"+++ {shown_name(path)} (new file: every line is in "
+                                      "its listing above)")
                 sizes.append(0)
                 changed.append(0)
             elif not skipping:
@@ -304,6 +304,24 @@ def diff_path(target: str, prefix: str) -> str | None:
         except ValueError:
             return None
     return target[len(prefix):] if target.startswith(prefix) else None
+
+
+def _deleted_files(diff: str) -> dict[str, str]:
+    """The old content of each file the diff deletes (``--- a/x`` then ``+++ /dev/null``:
+    its hunk holds only removed lines)."""
+    out: dict[str, str] = {}
+    lines = diff.split("\n")
+    for index, line in enumerate(lines[:-2]):
+        if not (line.startswith("--- ") and lines[index + 1] == "+++ /dev/null"):
+            continue
+        path = diff_path(line[4:], "a/")
+        hunk = _HUNK.match(lines[index + 2])
+        if path is None or hunk is None:
+            continue
+        count = int(hunk.group(1) or 1)
+        body = [row[1:] for row in lines[index + 3:index + 3 + count] if row.startswith("-")]
+        out[path] = "\n".join(body) + "\n"
+    return out
 
 
 def _changed_binary(diff: str) -> set[str]:
@@ -431,7 +449,10 @@ def plan_requests(bundle: Bundle, max_chars: int, max_requests: int,
 
     whole_new = {d.label for d in documents
                  if f"--- /dev/null\n+++ b/{d.label}\n" in bundle.diff}
-    diff_doc, added, _, diff_notes = _diff_documents(bundle.diff, set(withheld), whole_new)
+    # A deleted secrets file is in the diff only (its removed lines): withheld the same way.
+    gone = {path for path, text in _deleted_files(bundle.diff).items()
+            if holds_only_secrets(path, text)}
+    diff_doc, added, _, diff_notes = _diff_documents(bundle.diff, {*withheld, *gone}, whole_new)
     notes += diff_notes
     by_path = {d.label: d for d in documents}
     for path, lines in added.items():

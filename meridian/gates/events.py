@@ -51,6 +51,8 @@ class UsageData(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # None: the model has no price entry (unknown, not free)
+    # Events are stored without nulls: true says the cost is unknown (lifecycle.usage_data).
+    cost_unknown: bool = False
 
 
 class _Outcome(_Event):

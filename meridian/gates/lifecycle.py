@@ -24,7 +24,7 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import Bundle, CheckResult, Verdict
+from meridian.evaluators.models import Bundle, CheckResult, Usage, Verdict
 from meridian.gates import artifacts, checks, completion
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
@@ -249,7 +249,7 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
         unavailable: dict[str, object] = {"gate": gate, "evaluator": exc.evaluator,
                                           "reason": exc.reason}
         if exc.usage is not None and exc.usage.attempts:
-            unavailable["usage"] = exc.usage.model_dump(mode="json")
+            unavailable["usage"] = usage_data(exc.usage)
         project.ledger.emit(ev.EVALUATOR_UNAVAILABLE, unavailable)
         raise Blocked(f"{gate}: {exc}; submit again when it is back: "
                       f"meridian gate submit {gate}") from None
@@ -260,6 +260,16 @@ def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSe
         raise
     # The verdict is bound to what Meridian gave the evaluator, whatever it echoed back.
     return verdict.model_copy(update={"gate": gate, "subject": bundle.subject})
+
+
+def usage_data(usage: Usage) -> dict[str, object]:
+    """``usage`` for an event. Events are stored without null fields, so an unknown cost
+    (``cost_usd`` None) is said with ``cost_unknown: true``: a reader must never take
+    the missing cost for 0."""
+    data: dict[str, object] = usage.model_dump(mode="json")
+    if usage.cost_usd is None:
+        data["cost_unknown"] = True
+    return data
 
 
 def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
@@ -293,7 +303,7 @@ def _record_verdict(project: Project, verdict: Verdict, bundle: Bundle,
     data: dict[str, object] = {
         "gate": gate, "verdict": verdict_path, "overall": verdict.overall,
         "threshold": verdict.threshold, "evaluator": verdict.evaluator,
-        "subject": verdict.subject, "usage": verdict.usage.model_dump(mode="json"),
+        "subject": verdict.subject, "usage": usage_data(verdict.usage),
         "issues": counts, "scores": dict(verdict.scores), "spec_hash": verdict.spec_hash,
     }
     if verdict.self_score is not None:

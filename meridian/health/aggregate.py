@@ -266,8 +266,9 @@ def _usage(usage: Any) -> tuple[int, int, float | None]:
         tokens_in = sum(int(usage.get(key) or 0) for key in (
             "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
         spent = usage.get("cost_usd", 0.0)
+        unknown = spent is None or usage.get("cost_unknown") is True
         return (tokens_in, int(usage.get("output_tokens") or 0),
-                None if spent is None else float(spent))
+                None if unknown else float(spent or 0.0))
     except (TypeError, ValueError):
         return 0, 0, 0.0
 
@@ -545,7 +546,8 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
                 if isinstance(usage, dict):
                     tokens_in, tokens_out, spent = _usage({
                         "input_tokens": usage.get("tokens_in"),
-                        "output_tokens": usage.get("tokens_out"), "cost_usd": usage.get("cost_usd")})
+                        "output_tokens": usage.get("tokens_out"),
+                        **{k: usage[k] for k in ("cost_usd", "cost_unknown") if k in usage}})
                     figures.judge_in += tokens_in
                     figures.judge_out += tokens_out
                     if spent is None:
