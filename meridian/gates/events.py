@@ -51,8 +51,8 @@ class UsageData(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # None: the model has no price entry (unknown, not free)
-    # Events are stored without nulls: true says the cost is unknown (lifecycle.usage_data).
-    cost_unknown: bool = False
+    # Events are stored without nulls: an unknown cost is said by an extra
+    # ``cost_unknown: true`` (lifecycle.usage_data), never by a missing cost_usd.
 
 
 class _Outcome(_Event):
