@@ -134,6 +134,22 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
                             f"{message.splitlines()[-1] if message else proc.returncode}")
 
 
+def reflog_targets(repo: Repository, refname: str, limit: int) -> list[str]:
+    """The ids ``refname`` pointed at, newest first, from git's reflog (empty without one)."""
+    try:
+        ref = repo.references.get(refname)
+        if ref is None:
+            return []
+        out = []
+        for entry in ref.log():
+            out.append(str(entry.oid_new))
+            if len(out) >= limit:
+                break
+        return out
+    except (pygit2.GitError, OSError, ValueError):
+        return []
+
+
 def list_refs(repo: Repository, prefix: str) -> list[str]:
     return sorted(name for name in repo.references if name.startswith(prefix))
 

@@ -259,7 +259,106 @@ def _check_merge(ledger: Ledger, info: gitio.CommitInfo) -> Iterator[Problem]:
 
 
 def verify(ledger: Ledger, *, full: bool = False) -> Report:
-    """Check every commit not yet verified (all of them with ``full``)."""
+    """Check every commit not yet verified (all of them with ``full``), the branch's
+    reflog for tips that are no longer on it, and keep what was found.
+
+    Tampering found once is kept in ``.git/meridian/tamper-<branch>.jsonl`` and reported
+    by every later run, ``--full`` included, until a human acknowledges it
+    (``acknowledge``), which is itself recorded on the branch.
+    """
+    report = _verify(ledger, full=full)
+    if report.tip is not None:
+        report.problems.extend(_rewrites_in_reflog(ledger, gitio.Oid(hex=report.tip)))
+    acknowledged = _read_evidence(evidence_path(ledger, acknowledged=True))
+    kept = _read_evidence(evidence_path(ledger))
+    fresh = [p for p in report.problems if str(p) not in acknowledged and str(p) not in kept]
+    if fresh:
+        _append_evidence(evidence_path(ledger), fresh)
+    shown = {str(p) for p in report.problems}
+    report.problems.extend(Problem(**{k: v for k, v in item.items() if k != "found_at"})
+                           for text, item in kept.items() if text not in shown)
+    return report
+
+
+REFLOG_ENTRIES = 200
+
+
+def _rewrites_in_reflog(ledger: Ledger, tip: gitio.Oid) -> list[Problem]:
+    """Earlier tips of the branch (from git's reflog) that are no longer on it: a history
+    rewrite, found even when the verified-tip marker was deleted or pointed elsewhere."""
+    problems = []
+    seen: set[str] = set()
+    for old in gitio.reflog_targets(ledger.repo, ledger.refname, REFLOG_ENTRIES):
+        if old in seen or old == str(tip):
+            continue
+        seen.add(old)
+        try:
+            oid = gitio.Oid(hex=old)
+            ledger.repo[oid]
+        except (ValueError, KeyError):
+            continue  # pruned, or an object a full disk never wrote: nothing to compare
+        if not gitio.is_ancestor(ledger.repo, oid, tip):
+            problems.append(Problem(old, ledger.branch, None, None,
+                                    "history rewritten: this earlier tip of the branch (in "
+                                    "git's reflog) is no longer on it"))
+    return problems
+
+
+def evidence_path(ledger: Ledger, *, acknowledged: bool = False) -> Path:
+    suffix = ".acknowledged" if acknowledged else ""
+    return ledger.local_dir / f"tamper-{ledger.branch.replace('/', '__')}{suffix}.jsonl"
+
+
+def _read_evidence(path: Path) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            item = json.loads(line)
+            problem = Problem(commit=str(item["commit"]), path=str(item["path"]),
+                              line=item.get("line"), record=item.get("record"),
+                              reason=str(item["reason"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        out[str(problem)] = item
+    return out
+
+
+def _append_evidence(path: Path, problems: list[Problem]) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            for p in problems:
+                handle.write(json.dumps({"commit": p.commit, "path": p.path, "line": p.line,
+                                         "record": p.record, "reason": p.reason,
+                                         "found_at": stamp}) + "\n")
+    except OSError:
+        pass  # the problems are still reported now; keeping them is best effort
+
+
+def pending_evidence(ledger: Ledger) -> list[str]:
+    """Tampering found earlier and not acknowledged yet (for every command to report)."""
+    return list(_read_evidence(evidence_path(ledger)))
+
+
+def acknowledge(ledger: Ledger, reason: str) -> list[str]:
+    """A human's recorded acknowledgement of the kept evidence; returns what it covered."""
+    kept = _read_evidence(evidence_path(ledger))
+    if not kept:
+        return []
+    ledger.emit("tamper.acknowledged", {"reason": reason, "problems": sorted(kept)},
+                summary=f"tamper.acknowledged: {len(kept)} problem(s): {reason}")
+    _append_evidence(evidence_path(ledger, acknowledged=True),
+                     [Problem(**{k: v for k, v in item.items() if k != "found_at"})  # type: ignore[arg-type]
+                      for item in kept.values()])
+    evidence_path(ledger).unlink(missing_ok=True)
+    return sorted(kept)
+
+
+def _verify(ledger: Ledger, *, full: bool = False) -> Report:
     tip = ledger.tip()
     report = Report(tip=str(tip) if tip else None)
     if tip is None:

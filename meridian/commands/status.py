@@ -149,6 +149,14 @@ def run(args: argparse.Namespace) -> int:
             print("harness changes, latest first (meridian log --kind harness.changed):")
             for record in changes:
                 print(f"  {harness.line(record)}")
+    from meridian.verify import pending_evidence
+
+    evidence = pending_evidence(project.ledger)
+    if evidence:
+        print(f"meridian: warning: tampering found earlier and not acknowledged "
+              f"({len(evidence)} problem(s)), first: {evidence[0]}; see `meridian verify`; "
+              "a human acknowledges it with `meridian verify --acknowledge REASON`",
+              file=sys.stderr)
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
         reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)
