@@ -271,7 +271,9 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
         report.problems.extend(_rewrites_in_reflog(ledger, gitio.Oid(hex=report.tip)))
     acknowledged = _read_evidence(evidence_path(ledger, acknowledged=True))
     kept = _read_evidence(evidence_path(ledger))
-    fresh = [p for p in report.problems if str(p) not in acknowledged and str(p) not in kept]
+    # A shallow clone is incomplete, not tampered with: fetching the history fixes it.
+    fresh = [p for p in report.problems if str(p) not in acknowledged and str(p) not in kept
+             and not p.reason.startswith("history incomplete")]
     if fresh:
         _append_evidence(evidence_path(ledger), fresh)
     shown = {str(p) for p in report.problems}
