@@ -597,15 +597,35 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
     if name == "patch":
         value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--directory")),
                      None)
-        return [(value or ".").rstrip("/") + "/"]
-    if name == "git" and args[:1] == ["apply"] and "--check" not in args and "--stat" not in args:
-        return ["./"]
+        patch = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-i", "--input")),
+                     None)
+        found = _patch_paths(patch, cwd) if patch else []
+        return found + [(value or ".").rstrip("/") + "/"]
+    if name == "git" and args[:1] == ["apply"] and not any(
+            a in ("--check", "--stat", "--numstat", "--summary") for a in args):
+        files = _operands(args[1:], frozenset({"-p", "-C", "--directory", "--exclude",
+                                               "--include"}))
+        return [p for f in files for p in _patch_paths(f, cwd)] + ["./"]
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
         return _restored(args[0], args[1:])
     if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
         refs = [a for a in args[2:] if not a.startswith("-")]
         return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
     return []
+
+
+PATCH_HEADER = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
+                          r"|^rename (?:from|to) (\S+)|^copy to (\S+)", re.MULTILINE)
+
+
+def _patch_paths(patch: str, cwd: Path) -> list[str]:
+    """The files a patch file changes, from its headers (``--- a/x``, ``+++ b/x``,
+    ``diff --git``, renames), when the file can be read now."""
+    text = _script_text(patch, cwd) if _knowable(patch) else None
+    if text is None:
+        return []
+    found = [next(g for g in m.groups() if g).strip() for m in PATCH_HEADER.finditer(text)]
+    return list(dict.fromkeys(p for p in found if p != "/dev/null"))
 
 
 def _curl_targets(args: list[str]) -> list[str]:

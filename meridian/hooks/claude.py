@@ -714,7 +714,11 @@ def pre_tool_use(context: Context) -> Reply:
             for gate in _covering_gates(context, relative, directory=True):
                 owners.setdefault(gate, []).append(relative)
     unreadable: dict[str, list[str]] = {}
-    for text in targets.unresolved:
+    from meridian.hooks.bash_writes import SCRIPT_MARK
+
+    # (a script file the command runs is read for the harness only: naming a gate's
+    # folder is what most build scripts do)
+    for text in (t for t in targets.unresolved if not t.startswith(SCRIPT_MARK)):
         for gate, literal in _named_paths(context, text):
             unreadable.setdefault(gate, []).append(literal)
     if not paths and not owners and not unreadable:
@@ -785,7 +789,9 @@ def note_agent_writes(context: Context) -> None:
     written = [rel for target in targets.paths + targets.into
                if (rel := _repo_relative(context, target)) is not None
                and _covering_gates(context, rel, directory=target in targets.into)]
-    written += [literal for text in targets.unresolved
+    from meridian.hooks.bash_writes import SCRIPT_MARK
+
+    written += [literal for text in targets.unresolved if not text.startswith(SCRIPT_MARK)
                 for _, literal in _named_paths(context, text)]
     if not written:
         return

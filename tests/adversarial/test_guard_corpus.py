@@ -174,6 +174,8 @@ HARNESS_BASH = [
     "echo x > linked/gates.yaml",
     "bash tools/setup.sh",
     "./tools/setup.sh",
+    "git apply patches/loosen.patch",
+    "patch -p1 -i patches/loosen.patch",
 ]
 LOCKED_BASH = [
     "echo 'x = 1' > api/app.py",
@@ -195,6 +197,7 @@ LOCKED_BASH = [
     "sudo -u nobody touch api/new.py",
     "unzip /tmp/a.zip -d api",
     "xargs -I{} cp {} api/ < files.txt",
+    "git apply patches/api.patch",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -234,6 +237,8 @@ ORDINARY_BASH = [
     "uv run pytest", "poetry install", "git rebase main", "git cherry-pick abc123",
     "rsync -a schema/ backup/schema/", "cd schema && ls", "ls ~/.claude",
     "cat ~/.gitconfig", "git config --global user.email a@b.c",
+    "git apply patches/docs.patch", "git apply --check patches/loosen.patch",
+    "python scripts/gen_api_docs.py",
 ]
 MUST_ALLOW: list[dict[str, Any]] = [bash(c) for c in ORDINARY_BASH] + [
     tool("Write", file_path="{root}/schema/shapes.py", content="x = 1\n"),
@@ -280,6 +285,14 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     script.chmod(0o755)
     (root / "scripts").mkdir()
     (root / "scripts" / "build_docs.py").write_text("print('docs')\n")
+    # a build script may name a locked gate's folder: it is read for the harness only
+    (root / "scripts" / "gen_api_docs.py").write_text("open('docs/api.md', 'w').write("
+                                                      "open('api/routes.py').read())\n")
+    (root / "patches").mkdir()
+    for name, path in (("loosen", ".meridian/gates.yaml"), ("api", "api/app.py"),
+                       ("docs", "docs/guide.md")):
+        (root / "patches" / f"{name}.patch").write_text(
+            f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n")
     yield root, home
     shutil.rmtree(base, ignore_errors=True)
 
