@@ -455,9 +455,12 @@ def is_harness_path(relative: str, harness_files: tuple[str, ...] = HARNESS_FILE
 @dataclass(frozen=True)
 class Harness:
     """Every location whose change changes the harness, as absolute real paths with the
-    name a reason shows."""
+    name a reason shows; ``installed`` locations (Meridian's own installation) count
+    only for writes inside them (removing a whole virtualenv only leaves the hooks
+    unable to start, and PreToolUse then blocks)."""
 
     locations: tuple[tuple[Path, str], ...]
+    installed: tuple[tuple[Path, str], ...] = ()
 
     def hit(self, path: Path, *, into: bool = False) -> str | None:
         """The harness location ``path`` changes, or None. A path inside a location, the
@@ -469,6 +472,9 @@ class Harness:
                 return name if path == location else self._show(path, location, name)
             if path in location.parents and not (into and path == self.root):
                 return self._show(path, location, name)
+        for location, name in self.installed:
+            if path == location or location in path.parents:
+                return f"{name} ({path})"
         return None
 
     @property
@@ -525,7 +531,25 @@ def harness_for(context: Located, config_files: tuple[str, ...], branch: str | N
     if hooks_path:
         named.append((_real(root / os.path.expanduser(hooks_path)), hooks_path))
     # the root first: Harness.root reads it from the first location's parent
-    return Harness(((root / ".meridian", ".meridian"), *named[1:], *_home_harness()))
+    return Harness(((root / ".meridian", ".meridian"), *named[1:], *_home_harness()),
+                   installed=_installed_harness(root))
+
+
+def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
+    """Meridian's installation: the package the hooks run and the site-packages around it
+    (a ``.pth`` file there runs at every start-up, ``-P`` or not). Not when Meridian is
+    developed in this very work tree (an editable install from it)."""
+    import sysconfig
+
+    import meridian
+
+    package = _real(Path(meridian.__file__).parent)
+    found = [(package, "Meridian's installed package")]
+    with contextlib.suppress(KeyError, OSError):
+        site = _real(sysconfig.get_paths()["purelib"])
+        found.append((site, "the site-packages Meridian runs from"))
+    return tuple((path, name) for path, name in found
+                 if path != root and root not in path.parents)
 
 
 def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ...]]:
