@@ -148,7 +148,8 @@ class ClaudeCodeEvaluator:
         try:
             done = subprocess.run([self.settings.executable, "--version"], capture_output=True,
                                   text=True, errors="replace", env=env, cwd=self.cwd,
-                                  timeout=max(0.1, min(10.0, deadline - time.monotonic())),
+                                  # a small share of the deadline: the review needs the rest
+                                  timeout=max(0.1, min(5.0, (deadline - time.monotonic()) / 10)),
                                   check=False)
         except (OSError, subprocess.TimeoutExpired):
             return f"claude-code (version unknown) ({where})" if where else None
