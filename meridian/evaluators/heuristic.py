@@ -20,8 +20,6 @@ signs that work is missing or cannot be trusted, each a finding with a stable ch
                       test checks cannot read it, so it must not pass)
     swallowed_error   ``except Exception: pass`` / ``catch (e) {}`` in      medium
                       shipped code
-    untested_change   the mutation smoke check: a changed function whose    high
-                      body can be removed without a check failing
 
 What it judges: completeness always; correctness when the gate has checks (they are
 the only objective evidence of it); robustness when the artifacts hold tests; never
@@ -77,7 +75,6 @@ PENALTIES: dict[str, dict[str, float]] = {
     "empty_file": {"completeness": 3.0, "spec_adherence": 1.0},
     "syntax_error": {"correctness": 4.0, "robustness": 1.0},
     "swallowed_error": {"robustness": 2.0, "correctness": 1.0},
-    "untested_change": {"robustness": 3.0, "correctness": 1.5},
 }
 SCOPE = "objective checks only"
 SEVERITY_FACTOR: dict[str, float] = {"high": 1.0, "medium": 0.5, "low": 0.1}

@@ -106,26 +106,6 @@ class SuppressedIssue(_Model):
         return f"{self.file}:{self.line}"
 
 
-class MutantResult(_Model):
-    function: str  # "path:qualname"
-    file: str
-    line: int
-    outcome: str  # "killed" | "survived" | "timeout" | "error"
-    detail: str = ""
-
-
-class MutationReport(_Model):
-    """The smoke check: each changed function's body replaced by a raise, the gate's
-    checks run against it; a mutant the checks let pass is a function they do not test."""
-
-    tried: list[MutantResult] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)  # changed functions over the budget
-    max_functions: int = 0
-    timeout_s: float = 0.0
-    duration_s: float = 0.0
-    note: str = ""
-
-
 class Usage(_Model):
     """Tokens and cost of an evaluation, every request and every retried attempt included.
 
@@ -219,7 +199,6 @@ class Verdict(_Model):
     block_pre_existing: bool = False  # pre-existing high issues blocked this verdict
     suppressed: list[SuppressedIssue] = Field(default_factory=list)
     excluded: list[str] = Field(default_factory=list)  # artifact files the scan skipped
-    mutation: MutationReport | None = None
 
     def judged(self) -> list[str]:
         return [d for d in DIMENSIONS if d in self.scores]
@@ -262,7 +241,7 @@ def decide(
 ) -> Verdict:
     """The only place pass/fail is computed: overall (over the judged dimensions) >=
     threshold and no blocking high issue. ``extra``: the verdict's descriptive fields
-    (``scope``, ``fallback``, ``suppressed``, ``excluded``, ``mutation``).
+    (``scope``, ``fallback``, ``suppressed``, ``excluded``).
 
     A verdict whose evaluator did not see every changed line (``coverage``) never
     passes: the facade adds a high issue saying what was not seen, and this refuses a
@@ -297,7 +276,7 @@ def decide(
 
 def with_issues(verdict: Verdict, issues: Iterable[Issue]) -> Verdict:
     """``verdict`` with more issues, pass/fail decided again by ``decide``; every other
-    field (what was judged, suppressions, the mutation report, spec_hash) is kept."""
+    field (what was judged, suppressions, identity, spec_hash) is kept."""
     added = list(issues)
     if not added:
         return verdict

@@ -32,7 +32,7 @@ from meridian.evaluators.findings import SEVERITY_ORDER, Finding
 
 CHECK_IDS: tuple[str, ...] = (
     "missing_artifact", "failing_check", "stub_code", "hollow_test", "skipped_test",
-    "empty_file", "syntax_error", "swallowed_error", "untested_change",
+    "empty_file", "syntax_error", "swallowed_error",
 )
 
 # Empty by convention, not by neglect.

@@ -72,24 +72,6 @@ class EvaluateSpec(_Strict):
         "(default: config evaluator.block_pre_existing, false)")
 
 
-class MutationSpec(_Strict):
-    """The mutation smoke check's budget: each changed Python function's body is
-    replaced by a raise and the gate's checks run against it in a temporary copy."""
-
-    max_functions: int = Field(default=20, ge=1, le=500,
-                               description="changed functions mutated at most")
-    timeout_s: float = Field(default=300.0, gt=0, allow_inf_nan=False,
-                             description="seconds for all the mutants together")
-
-
-def _mutation_from_bool(value: Any) -> Any:
-    if value is True:
-        return {}
-    if value is False or value is None:
-        return None
-    return value
-
-
 class ApprovalSpec(_Strict):
     """A token a human must give after the verdict passed. The token itself is never
     stored here: either its sha256 (recommended) or the name of an environment
@@ -147,11 +129,6 @@ class GateSpec(_Strict):
     exclude: list[str] = Field(
         default_factory=list, description="globs of artifact files the offline scan does not "
         "judge (they stay artifacts: in the subject, the diff and a model's bundle)")
-    mutation: Annotated[MutationSpec | None, BeforeValidator(
-        _mutation_from_bool, json_schema_input_type=bool | MutationSpec)] = Field(
-        default_factory=MutationSpec,
-        description="mutation smoke check budget (on by default for a gate with checks and "
-        "Python artifacts); false switches it off")
 
 
 class GatesFile(_Strict):

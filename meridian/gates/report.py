@@ -80,7 +80,7 @@ def suppressed_line(item: SuppressedIssue) -> str:
 
 def judged_lines(verdict: Verdict, indent: str = "  ") -> list[str]:
     """What the verdict judged: its scope, the dimensions it could not, why auto fell
-    back, the inline exceptions, the files excluded and the mutation smoke check."""
+    back, the inline exceptions and the files excluded."""
     lines = []
     if verdict.scope:
         lines.append(f"{indent}scope: {verdict.scope}")
@@ -95,16 +95,6 @@ def judged_lines(verdict: Verdict, indent: str = "  ") -> list[str]:
     if verdict.excluded:
         shown = ", ".join(verdict.excluded[:5]) + (" ..." if len(verdict.excluded) > 5 else "")
         lines.append(f"{indent}excluded from the scan (exclude:): {shown}")
-    if verdict.mutation is not None:
-        report = verdict.mutation
-        survived = [m for m in report.tried if m.outcome == "survived"]
-        text = (f"{indent}mutation smoke check: {len(report.tried)} changed function(s) "
-                f"mutated, {len(survived)} survived the checks")
-        if report.skipped:
-            text += f", {len(report.skipped)} over the budget of {report.max_functions}"
-        if report.note:
-            text += f" ({report.note})"
-        lines.append(text)
     return lines
 
 

@@ -536,7 +536,7 @@ def test_an_unknown_check_id_is_a_config_error_naming_the_known_ones() -> None:
         scan_files({}, frozenset({"stub_codes"}))
     assert str(err.value) == (
         "unknown heuristic check id 'stub_codes' (known: missing_artifact, failing_check, "
-        "stub_code, hollow_test, skipped_test, empty_file, syntax_error, swallowed_error, untested_change)")
+        "stub_code, hollow_test, skipped_test, empty_file, syntax_error, swallowed_error)")
 
 
 def test_scores_subtract_documented_penalties_and_clamp_at_zero() -> None:
