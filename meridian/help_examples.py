@@ -46,6 +46,7 @@ EXAMPLES: dict[str, str] = {
     "eval schema": "meridian eval schema input > agent-input.schema.json",
     "eval prune": "meridian eval prune --keep 50",
     "baseline pin": "meridian baseline pin main latest",
+    "evaluator bench": "meridian evaluator bench --corpus my-cases/ --json",
     "baseline list": "meridian baseline list --json",
     "sync": "meridian sync origin",
     "hooks install": "meridian hooks install",

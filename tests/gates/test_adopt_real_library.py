@@ -67,7 +67,7 @@ def test_a_stub_planted_in_a_changed_line_fails_with_file_and_line(project: Path
     _adopt(project)
     commit_all(project, "adopt minicache")
     assert cli("gate", "start", "adopt").code == 0
-    module = project / "src" / "minicache" / "__init__.py"
+    module = project / "src" / "minicache.py"
     text = module.read_text()
     lines = text.splitlines(keepends=True)
     first = next(n for n, line in enumerate(lines, 1) if "now = self.timer()" in line)
@@ -76,6 +76,6 @@ def test_a_stub_planted_in_a_changed_line_fails_with_file_and_line(project: Path
     module.write_text(planted)
     result = cli("gate", "submit", "adopt", "--quiet")
     assert result.code == 2
-    assert f"high    src/minicache/__init__.py:{first}  `expire` raises NotImplementedError" \
+    assert f"high    src/minicache.py:{first}  `expire` raises NotImplementedError" \
         in result.out
-    assert "pre-existing" not in result.out.split(f"__init__.py:{first}")[1].splitlines()[0]
+    assert "pre-existing" not in result.out.split(f"minicache.py:{first}")[1].splitlines()[0]
