@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from meridian import gitio
+from meridian import gitio, yamlio
 from meridian.errors import MeridianError
 
 
@@ -53,10 +53,13 @@ class CiReport:
     harness: list[str] = field(default_factory=list)
     harness_weakening: bool = False
     notes: list[str] = field(default_factory=list)
+    # Problems with no gate to hang on (e.g. the gate graph removed while the state branch
+    # records gates).
+    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.verify_problems or self.forged or self.stale
+        return not (self.verify_problems or self.forged or self.stale or self.problems
                     or any(not g.ok for g in self.gates))
 
     def to_json(self) -> dict[str, Any]:
@@ -65,7 +68,7 @@ class CiReport:
                 "forged": self.forged, "stale": self.stale,
                 "gates": [{"gate": g.gate, "ok": g.ok, "details": g.lines} for g in self.gates],
                 "harness_changes": self.harness, "harness_weakening": self.harness_weakening,
-                "notes": self.notes}
+                "problems": self.problems, "notes": self.notes}
 
     def markdown(self) -> str:
         verdict = "passed" if self.ok else "FAILED"
@@ -77,6 +80,10 @@ class CiReport:
         if self.verify_problems:
             out.append("### The state branch is not intact")
             out += [f"- {p}" for p in self.verify_problems[:50]]
+            out.append("")
+        if self.problems:
+            out.append("### Problems")
+            out += [f"- {p}" for p in self.problems]
             out.append("")
         if self.forged:
             out.append("### Forged or inconsistent passes")
@@ -217,23 +224,19 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
 
 def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = None,
            fetch: bool = True, reevaluate: bool = False) -> CiReport:
-    from meridian.gates.lifecycle import open_project
     from meridian.gates.state import derive_states, stale_reason
     from meridian.verify import verify
 
-    project = open_project(path)
+    project = _open_project(path)
+    if project is None:
+        return _run_without_graph(path, base=base, remote=remote, fetch=fetch)
     ledger = project.ledger
     report = CiReport(branch=ledger.branch)
     if fetch:
         _fetch(ledger, remote or project.config.remote, report)
     head = gitio.head_commit(project.repo)
     report.head = head
-    if base:
-        try:
-            report.base = gitio.git(["rev-parse", "--verify", f"{base}^{{commit}}"],
-                                    project.root).stdout.strip()
-        except MeridianError:
-            raise MeridianError(f"--base {base}: not a commit in this repository") from None
+    report.base = _resolve_base(project.root, base)
     if head is not None:
         _harness_changes(project.repo, project.root, report.base, head, report)
     if not ledger.exists():
@@ -264,6 +267,74 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
                   check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     return report
+
+
+def _open_project(path: str) -> Any:
+    """The project with its gate graph, or None when it has no gate graph file at all (an
+    eval-only project). A graph that is present but wrong stays an error."""
+    from meridian.config import load_config
+    from meridian.gates.graph import gates_path
+    from meridian.gates.lifecycle import open_project
+
+    root = gitio.workdir(gitio.open_repo(path))
+    if root is not None and not yamlio.present(gates_path(root.resolve(),
+                                                          load_config(root.resolve()))):
+        return None
+    return open_project(path)
+
+
+def _run_without_graph(path: str, *, base: str | None, remote: str | None,
+                       fetch: bool) -> CiReport:
+    """No gate graph in the checked-out commit: there is no gate to re-derive, but the
+    state branch is still verified and the range's harness changes listed. A state branch
+    that records gates fails: removing the graph must not turn a gated project green."""
+    from meridian.config import load_config
+    from meridian.gates.graph import gates_path
+    from meridian.ledger import Ledger
+    from meridian.verify import verify
+
+    repo = gitio.open_repo(path)
+    workdir = gitio.workdir(repo)
+    if workdir is None:
+        raise MeridianError(f"{repo.path}: a bare repository has no work tree to check")
+    root = workdir.resolve()
+    config = load_config(root)
+    ledger = Ledger(repo, config.branch)
+    report = CiReport(branch=ledger.branch)
+    if fetch:
+        _fetch(ledger, remote or config.remote, report)
+    head = gitio.head_commit(repo)
+    report.head = head
+    report.base = _resolve_base(root, base)
+    if head is not None:
+        _harness_changes(repo, root, report.base, head, report)
+    shown = gates_path(root, config).relative_to(root).as_posix()
+    if not ledger.exists():
+        report.notes.append(f"no gate graph ({shown}) and no state branch {ledger.branch}: "
+                            "nothing to re-check")
+        return report
+    report.tip = str(ledger.tip())
+    report.verify_problems = [str(p) for p in verify(ledger, full=True).problems]
+    gated = sorted({str(r.data.get("gate")) for r in ledger.records()
+                    if r.kind.startswith("gate.") and r.data.get("gate")})
+    if gated:
+        report.problems.append(
+            f"no gate graph ({shown}) in the checked-out commit, but the state branch "
+            f"records gates ({', '.join(gated[:10])}{', ...' if len(gated) > 10 else ''}): "
+            "a removed gate graph does not pass; restore it (see the harness changes)")
+    else:
+        report.notes.append(f"no gate graph ({shown}): no gate to re-derive (an eval-only "
+                            "project); the state branch was verified")
+    return report
+
+
+def _resolve_base(root: Path, base: str | None) -> str | None:
+    if not base:
+        return None
+    try:
+        return gitio.git(["rev-parse", "--verify", f"{base}^{{commit}}"], root).stdout.strip()
+    except MeridianError:
+        raise MeridianError(f"--base {base}: not a commit in this repository") from None
 
 
 def write_summary(report: CiReport, summary: str | None) -> None:

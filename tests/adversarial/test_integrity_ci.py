@@ -123,3 +123,34 @@ def test_an_existing_codeowners_file_is_kept_and_the_entry_printed(
     assert (project / "CODEOWNERS").read_text() == "* @someone\n"
     assert "/.meridian/ test@meridian.invalid" in result.out + result.err
     assert not (project / ".github" / "CODEOWNERS").exists()
+
+
+def test_an_eval_only_project_passes_ci_with_its_state_branch_verified(
+        repo_with_commit: Path, cli: Callable[..., Proc]) -> None:
+    """No gate graph at all (a project that only runs evaluations): the CI template's
+    `meridian ci` step must not fail it; the state branch is still verified."""
+    assert cli("init", "--no-hooks").code == 0
+    assert not (repo_with_commit / ".meridian" / "gates.yaml").exists()
+    commit_all(repo_with_commit, "meridian setup")
+    assert cli("eval", "run", "reference", "--agent", "reference-v1", "--offline",
+               "--limit", "2").code == 0
+    result = cli("ci", "--no-fetch", "--json")
+    assert result.code == 0, result
+    report = json.loads(result.out)
+    assert report["ok"] and report["tip"] and not report["verify_problems"]
+    assert any("no gate graph" in note for note in report["notes"])
+
+
+def test_removing_the_gate_graph_does_not_turn_a_gated_project_green_in_ci(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """Attack: the gates are in the way, so delete .meridian/gates.yaml and push."""
+    pass_gate(cli, project, "spec", "spec/spec.py")
+    base = gitio.head_commit(gitio.open_repo(project))
+    (project / ".meridian" / "gates.yaml").unlink()
+    commit_all(project, "tidy up")
+    result = cli("ci", "--no-fetch", "--base", str(base), "--json")
+    assert result.code == 1, result
+    report = json.loads(result.out)
+    assert any("no gate graph" in p and "spec" in p for p in report["problems"])
+    assert any("gates.yaml" in line for line in report["harness_changes"])
+    assert "### Problems" in cli("ci", "--no-fetch").out

@@ -156,3 +156,24 @@ def test_a_bundled_suite_runs_by_name_from_the_installed_wheel(installed_wheel: 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "reference / reference@v1" in proc.stdout
     assert not (project / "suites").exists()  # nothing of Meridian's source tree is needed
+
+
+def test_the_sdist_holds_every_tracked_file(installed_wheel: Installed, tmp_path: Path) -> None:
+    """A user (or a distribution packager) who builds from the sdist and runs its tests gets
+    the whole source: the tests read .ci/, benchmarks/ and the top-level data folders."""
+    import sys
+    import tarfile
+
+    dist = tmp_path / "sdist"
+    out = subprocess.run([sys.executable, "-c", "import sys; from hatchling.build import "
+                          "build_sdist; print(build_sdist(sys.argv[1]))", str(dist)],
+                         cwd=installed_wheel.clone, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    with tarfile.open(dist / out.stdout.strip().splitlines()[-1]) as archive:
+        top = archive.getnames()[0].split("/", 1)[0]
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert top == "meridian_gates-0.1.0"
+    missing = [name for name in _tracked(".", installed_wheel.clone)
+               if name not in names and name != ".gitignore"]
+    assert missing == [], f"tracked but not in the sdist: {missing[:20]}"
