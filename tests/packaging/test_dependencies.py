@@ -85,5 +85,31 @@ def test_ci_installs_the_lowest_versions_after_the_readme_test_command() -> None
                       "'.[test]' && pytest -q")
     assert readme_command in (ROOT / "README.md").read_text()
     assert run.index(readme_command) < run.index("-c .ci/constraints-lowest.txt '.[test]'")
+    # set -e ignores a failure before the last && of a list: the line must exit on it
+    assert f"{readme_command} || exit\n" in run
+
+
+def test_the_readme_command_line_of_ci_run_stops_on_any_failure(tmp_path: Path) -> None:
+    """The line as .ci/run has it, under .ci/run's own `set` options, with a step before
+    the last `&&` failing: the script must stop with that status, not go on."""
+    import subprocess
+
+    run = (ROOT / ".ci" / "run").read_text()
+    options = next(line for line in run.splitlines() if line.startswith("set -"))
+    line = next(line for line in run.splitlines() if line.startswith("python3 -m venv .venv"))
+    # the same shape with the README's commands replaced: venv ok, install fails (3)
+    shape = line.replace("python3 -m venv .venv", "true").replace(
+        ". .venv/bin/activate", "true").replace("pip install -e '.[test]'", "(exit 3)").replace(
+        "pytest -q", "echo TESTS-RAN")
+    script = f"{options}\n{shape}\necho WENT-ON\n"
+    proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert proc.returncode == 3 and "WENT-ON" not in proc.stdout and "TESTS-RAN" not in proc.stdout
     assert ".venv-lowest/bin/python .ci/lowest.py" in run
     assert Path(ROOT / ".ci" / "lowest.py").is_file()
+
+
+def test_no_project_url_is_guessed() -> None:
+    """Until the project has real public addresses, pyproject names none: a made-up
+    repository URL sends users to whoever owns (or later registers) that name."""
+    assert "urls" not in PROJECT, PROJECT.get("urls")
