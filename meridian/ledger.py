@@ -39,10 +39,9 @@ T = TypeVar("T")
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 RETRY_DEADLINE_SECONDS = 60.0
 # Packing (see Ledger.pack): appends between two packs of the branch's new objects, packs
-# merged into one once a level holds this many, and when a packer's lock is abandoned.
+# merged into one once a level holds this many.
 PACK_EVERY = 64
 PACKS_PER_LEVEL = 8
-PACK_LOCK_STALE_SECONDS = 600.0
 FIRST_PACK_DEPTH = 1000  # a branch never packed by Meridian: pack its newest commits only
 # A record may be stamped at most this much after the clock of the commit that stores it
 # (refused on write here; flagged by meridian verify; see meridian.gates.evidence).
@@ -250,8 +249,12 @@ class Ledger:
                 os.close(fd)
             if count >= PACK_EVERY:
                 self.pack()
-        except (OSError, MeridianError):
-            pass  # a later append packs; `git gc` packs everything anyway
+        except (OSError, MeridianError, KeyError, ValueError, gitio.GitError):
+            # the commit is acknowledged; a packing failure (git missing or too old, a
+            # read-only object store, an object a shallow or damaged repository lacks)
+            # must not turn it into an error the caller would retry: a later append
+            # packs, and `git gc` packs everything anyway
+            pass
 
     def pack(self) -> str | None:
         """Pack the branch's objects written since the last pack, then merge packs.
@@ -264,27 +267,23 @@ class Ledger:
         number of packs grows with the log of the history). Objects are only ever
         deleted when a complete pack holds them: concurrent writers and a killed packer
         lose nothing (a kill leaves a temporary file, or a loose copy, for the next run).
-        One packer at a time per branch (a lock file under .git/meridian); returns the
+        One packer at a time per branch: an OS lock on a file under .git/meridian, which
+        the kernel releases when its holder exits or is killed, so a killed packer never
+        blocks packing and no packer can take another's live lock for a stale one (a lock
+        file's existence or age could do both). Returns the
         new pack's name, None when there was nothing to do or another packer runs.
         """
-        lock = self._local_name("pack", ".lock")
+        fd = os.open(self._local_name("pack", ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
         try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            try:
-                if time.time() - lock.stat().st_mtime > PACK_LOCK_STALE_SECONDS:
-                    lock.unlink()  # its packer was killed; the next append packs
-            except FileNotFoundError:
-                pass
-            return None
-        try:
+            if not _try_lock(fd):
+                return None  # another packer runs
             try:
                 os.truncate(self._local_name("unpacked"), 0)
             except FileNotFoundError:
                 pass
             return self._pack_locked()
         finally:
-            lock.unlink(missing_ok=True)
+            os.close(fd)  # releases the lock (so does the process's death)
 
     def _pack_locked(self) -> str | None:
         tip = self.tip()
@@ -608,3 +607,26 @@ class Ledger:
                 if line.strip():
                     out.append(self._quick_record(line, f"{stream}/{path}"))
         return out
+
+
+def _try_lock(fd: int) -> bool:
+    """Take an exclusive, non-blocking OS lock on ``fd``: False when another holds it.
+
+    The lock lives as long as the descriptor (closing it or the process's death releases
+    it), so it can neither be abandoned nor stolen.
+    """
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

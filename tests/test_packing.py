@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -66,20 +67,39 @@ def test_appends_pack_their_loose_objects_and_packs_merge_by_level(
     assert git(repo, "rev-list", "--count", "meridian/state").strip() == "100"
 
 
-def test_a_packer_already_running_is_not_raced(repo: Path) -> None:
+HOLDER_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from meridian import ledger as ledger_module
+    ledger = ledger_module.Ledger.open(sys.argv[1])
+    fd = os.open(ledger._local_name("pack", ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
+    assert ledger_module._try_lock(fd)
+    print("held", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+def test_a_running_packer_is_not_raced_and_a_killed_one_blocks_nothing(repo: Path) -> None:
     ledger = Ledger.open(repo)
     for n in range(5):
         ledger.emit("test.append", {"n": n})
-    lock = ledger.local_dir / "pack-meridian__state.lock"
-    lock.write_text("")
-    assert ledger.pack() is None  # held: skipped, nothing touched
-    assert _loose_objects(repo) > 0 and not _packs(repo)
-    old = time.time() - ledger_module.PACK_LOCK_STALE_SECONDS - 5
-    import os
-
-    os.utime(lock, (old, old))
-    assert ledger.pack() is None  # an abandoned lock is cleared; the next call packs
-    assert not lock.exists()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER_SCRIPT, str(repo)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert ledger.pack() is None  # held by a live process: skipped, nothing touched
+        assert _loose_objects(repo) > 0 and not _packs(repo)
+        # a lock file that exists and is old does not count: only the OS lock does
+        lock = ledger.local_dir / "pack-meridian__state.lock"
+        old = time.time() - 3600
+        os.utime(lock, (old, old))
+        assert ledger.pack() is None
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate(timeout=30)
+    # its holder killed, the lock is free at once (no waiting for it to look stale)
+    assert lock.exists()
     assert ledger.pack() is not None
     assert _loose_objects(repo) == 0
     _assert_intact(repo)
@@ -119,12 +139,10 @@ def test_writers_and_packers_killed_at_random_lose_no_acknowledged_record(repo: 
     stored = {r.id for r in ledger.records()}
     assert acknowledged <= stored
     _assert_intact(repo)
-    # whatever a killed packer left (its lock, a temporary pack, loose copies) does not
+    # whatever a killed packer left (a temporary pack, loose copies) does not
     # stop the next one; after it, every object of the branch is in a pack. (Objects of
     # attempts that lost the compare-and-swap, or were killed, are unreachable: they stay
     # loose for `git gc` to prune, as git's own do.)
-    lock = ledger.local_dir / "pack-meridian__state.lock"
-    lock.unlink(missing_ok=True)
     ledger.emit("test.append", {"after": "kills"})
     ledger.pack()
     reachable = {line.split()[0] for line in
