@@ -66,6 +66,14 @@ def status(root: Path) -> _bench.Contender:
     return _bench.Contender(run)
 
 
+def _judge(name: str, timings: _bench.Timings, budget_ms: float) -> bool:
+    """A latency target holds for the CPU spent and for the time the caller waits (wall:
+    disk reads and process start-up a CPU figure leaves out)."""
+    cpu = _bench.verdict(f"{name}, CPU ms", statistics.median(timings.cpu) * 1e3, budget_ms)
+    wall = _bench.verdict(f"{name}, wall ms", statistics.median(timings.wall) * 1e3, budget_ms)
+    return cpu and wall
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", default="0,100000",
@@ -90,11 +98,9 @@ def main() -> int:
                      reference="python floor")
         for size in sizes:
             for name, budget in (("PreToolUse allow", 60.0), ("PreToolUse deny", 100.0)):
-                cpu = statistics.median(timings[f"{name} @{size:,}"].cpu) * 1e3
-                ok &= _bench.verdict(f"{name} @{size:,}, CPU ms", cpu, budget)
+                ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
         largest = max(sizes)
-        cpu = statistics.median(timings[f"status @{largest:,}"].cpu) * 1e3
-        ok &= _bench.verdict(f"status @{largest:,}, CPU ms", cpu, 200.0)
+        ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
     return 0 if ok else 1
 
 

@@ -14,7 +14,8 @@ current month: the worst case for the append path). Three measurements:
 
     python benchmarks/ledger_append.py [--sizes 100,10000,100000] [--rounds 10] [--per-round 20]
 
-Targets (issue #17): append <= 3x the bare commit at every size; <= 3 MiB on disk per
+Targets (issue #17): append <= 3x the bare commit at every size (CPU, the median and
+the mean, which counts the pack every 64th append does); <= 3 MiB on disk per
 1,000 appends; verify one new commit <= 10 ms at 100k. Exits 1 when one is missed.
 """
 
@@ -124,8 +125,12 @@ def main() -> int:
         _bench.table(f"one append ({args.rounds} rounds x {args.per_round}, interleaved)",
                      timings, reference="bare pygit2 commit")
         for size in sizes:
-            value = _bench.ratio(timings[label(size)], timings["bare pygit2 commit"])[0]
-            ok &= _bench.verdict(f"append at {label(size)} vs bare commit, CPU", value, 3.0)
+            mine, floor = timings[label(size)], timings["bare pygit2 commit"]
+            ok &= _bench.verdict(f"append at {label(size)} vs bare commit, CPU median",
+                                 _bench.ratio(mine, floor)[0], 3.0)
+            # the periodic pack is part of the append path: judged amortized too
+            ok &= _bench.verdict(f"append at {label(size)} vs bare commit, CPU mean "
+                                 "(packing amortized)", _bench.mean_ratio(mine, floor), 3.0)
 
         print(f"on disk after {args.disk_appends:,} appends, no gc (per 1,000 appends):")
         for size in sizes:
