@@ -157,3 +157,92 @@ def test_a_merge_of_grouped_streams_keeps_every_record_and_verifies(
     _emit(ours, 1, start=5000)  # appending after a merge finds the merged layout's newest shard
     assert verify(ours).ok
     assert ours.records(newest_first=True).__next__().data["n"] == 5000
+
+
+def test_appends_across_shards_63_64_65_and_the_next_group_keep_every_shard(
+        repo: Path, small_shards: None) -> None:
+    ledger = Ledger.open(repo)
+    before: list[str] = []
+    for n in range(270):  # about two records a shard: past shard 127 into g0002
+        ledger.emit("test.append", {"n": n})
+        after = ledger.shards("events")
+        # an append only adds to the newest shard or opens the next one
+        assert after[:len(before) - 1] == before[:-1] and len(after) - len(before) in (0, 1), n
+        before = after
+    month = before[0].split("/")[1]
+    assert before[63:66] == [f"events/{month}/0063.jsonl", f"events/{month}/g0001/00.jsonl",
+                             f"events/{month}/g0001/01.jsonl"]
+    assert f"events/{month}/g0001/63.jsonl" in before
+    assert f"events/{month}/g0002/00.jsonl" in before
+    assert [r.data["n"] for r in ledger.records()] == list(range(270))
+    assert verify(ledger).ok and verify(ledger, full=True).ok
+
+
+def test_an_edited_record_in_a_group_and_a_deleted_group_are_caught(
+        repo: Path, small_shards: None) -> None:
+    ledger = Ledger.open(repo)
+    _emit(ledger, 140)
+    assert verify(ledger).ok
+    clean = Ledger(ledger.repo, "meridian/clean")  # the same history, for the second attack
+    gitio.set_ref(ledger.repo, clean.refname, ledger.tip(), expected=None)  # type: ignore[arg-type]
+    grouped = [p for p in ledger.shards("events") if "/g0001/" in p]
+    target = grouped[5]
+    data = ledger.read(target) or b""
+    _commit_files(ledger, {target: data.replace(b'"n":', b'"n":1', 1)})
+    for full in (False, True):
+        report = verify(ledger, full=full)
+        assert not report.ok and report.problems[0].reason == "changed after it was written"
+    # on the untouched copy, its whole first group removed in one commit
+    repo_ = ledger.repo
+    tip = clean.tip()
+    assert tip is not None
+    month = target.split("/")[1]
+    root = gitio.commit_tree(repo_, tip)
+    events = repo_[root["events"].id]
+    builder = repo_.TreeBuilder(repo_[events[month].id])
+    builder.remove("g0001")
+    month_tree = builder.write()
+    builder = repo_.TreeBuilder(events)
+    builder.insert(month, month_tree, pygit2.enums.FileMode.TREE)
+    events_tree = builder.write()
+    builder = repo_.TreeBuilder(root)
+    builder.insert("events", events_tree, pygit2.enums.FileMode.TREE)
+    gitio.create_commit(repo_, clean.refname, builder.write(), [tip], "drop a group\n",
+                        expected=tip)
+    for full in (False, True):
+        report = verify(clean, full=full)
+        assert not report.ok
+        assert {p.reason for p in report.problems} == \
+            {"shard deleted: its records were removed after they were written"}
+
+
+def test_a_flat_branch_and_its_grouped_continuation_converge_whichever_merges(
+        repo: Path, small_shards: None) -> None:
+    """A branch an older version wrote (70 flat shards in a month) is extended on two
+    clones, each crossing into groups; merging either way gives the same tree."""
+    ledger = Ledger.open(repo)
+    _emit(ledger, 140)
+    shards = ledger.shards("events")
+    month = shards[0].split("/")[1]
+    flat = {f"events/{month}/{i:04d}.jsonl": ledger.read(p) or b"" for i, p in enumerate(shards)}
+    repo_ = ledger.repo
+    tree = gitio.update_tree(repo_, None, {p: repo_.create_blob(d) for p, d in flat.items()})
+    old = gitio.create_commit(repo_, "refs/heads/old", tree, [], "older version\n",
+                              expected=None)
+    ours, theirs = Ledger(repo_, "ours"), Ledger(repo_, "theirs")
+    for branch in (ours, theirs):
+        gitio.set_ref(repo_, branch.refname, old, expected=None)
+    assert verify(ours, full=True).ok and ours.shards("events")[-1].endswith("/0069.jsonl")
+    _emit(ours, 10, start=1000)
+    _emit(theirs, 10, start=2000)
+    assert any("/g0001/" in p for p in ours.shards("events"))
+    a_tip, b_tip = ours.tip(), theirs.tip()
+    assert a_tip is not None and b_tip is not None
+    assert ours.integrate(b_tip, summary="merge")[0] == "merged"
+    assert theirs.integrate(a_tip, summary="merge")[0] == "merged"
+    assert ours.tree().id == theirs.tree().id
+    assert sorted(r.data["n"] for r in ours.records()) == \
+        sorted([*range(140), *range(1000, 1010), *range(2000, 2010)])
+    for side in (ours, theirs):
+        report = verify(side, full=True)
+        assert report.ok, report.problems
