@@ -57,7 +57,6 @@ EXAMPLES: dict[str, str] = {
     "verify": "meridian verify --full",
     "demo": "meridian demo --keep",
     "ci": "meridian ci --base origin/main --summary meridian-ci.md",
-    "evaluator bench": "meridian evaluator bench --evaluator heuristic --json",
 }
 
 

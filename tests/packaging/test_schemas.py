@@ -43,12 +43,29 @@ def errors(name: str, instance: Any) -> list[str]:
             for e in schema(name).iter_errors(instance)]
 
 
+REGENERATE = f"{sys.executable} -m meridian.schemas"
+
+
 def test_the_published_schemas_are_the_generated_ones() -> None:
     generated = schemas.documents()
     on_disk = {path.name: path.read_text() for path in PUBLISHED.glob("*.json")}
-    assert sorted(on_disk) == sorted(generated), "regenerate: python -m meridian.schemas"
-    for name, text in generated.items():
-        assert on_disk[name] == text, f"{name} is stale: python -m meridian.schemas"
+    stale = sorted(name for name in generated if on_disk.get(name) != generated[name])
+    extra = sorted(set(on_disk) - set(generated))
+    assert not stale and not extra, (
+        f"published schemas out of date (stale or missing: {stale}; no longer generated: "
+        f"{extra}); regenerate them with `{REGENERATE}` (from any directory; it writes "
+        f"{PUBLISHED}), delete the extra ones, and commit")
+
+
+def test_the_regeneration_command_writes_the_checkout_from_any_directory(
+        tmp_path: Path) -> None:
+    assert schemas.source_target() == PUBLISHED
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "meridian.schemas", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(schemas.documents())
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # nothing written beside it
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in PUBLISHED.glob("*.json")))

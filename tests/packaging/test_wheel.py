@@ -177,3 +177,12 @@ def test_the_sdist_holds_every_tracked_file(installed_wheel: Installed, tmp_path
     missing = [name for name in _tracked(".", installed_wheel.clone)
                if name not in names and name != ".gitignore"]
     assert missing == [], f"tracked but not in the sdist: {missing[:20]}"
+
+
+def test_schema_regeneration_from_an_installed_wheel_refuses_without_a_directory(
+        installed_wheel: Installed, tmp_path: Path) -> None:
+    proc = subprocess.run([str(installed_wheel.python), "-m", "meridian.schemas"], cwd=tmp_path,
+                          env=installed_wheel.env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 2 and "not running from a source checkout" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
