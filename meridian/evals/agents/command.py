@@ -112,8 +112,15 @@ class CommandAgent:
             proctree.kill_tree(proc.pid)
             proc.wait()
             raise
-        # A finished agent leaves nothing behind: daemons it forked die with it.
+        # A finished agent leaves nothing behind: daemons it forked die with it, its
+        # process group and, in a worker (a subreaper running one task at a time),
+        # every orphan re-parented to the worker, including children that started a
+        # session of their own (which would otherwise outlive the task and be there
+        # when the full task arrives for grading). With --no-isolation such a child is
+        # re-parented to init and cannot be found: see docs/evals.md.
         proctree.kill_tree(proc.pid, leader_exited=True)
+        if proctree.is_subreaper():
+            proctree.kill_tree(os.getpid(), include_root=False)
         if proc.returncode == EX_TEMPFAIL:
             raise InfraError(f"agent {self.program!r}: exited {EX_TEMPFAIL} (temporary failure)"
                              + (f": {_tail(stderr)}" if _tail(stderr) else ""))
