@@ -164,6 +164,13 @@ class Comparison:
     a_partial: str | None = None  # why the candidate is partial (a shard), if it is
     a_infra_trials: int = 0
     a_pass_rate: float | None = None
+    compared: int = 0  # tasks of the candidate compared with the baseline
+
+    @property
+    def not_compared(self) -> int:
+        """Tasks of either suite left out of the comparison (changed, added, removed,
+        not in the baseline run): a regression renamed or edited away lands here."""
+        return len({*self.uncovered, *self.removed})
 
     @property
     def same_suite(self) -> bool:
@@ -229,6 +236,7 @@ def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = Non
         if other.task.definition_hash() != mine:
             result.changed.append(entry.task_id)
             continue
+        result.compared += 1
         if not entry.graded or not other.graded:
             continue
         a_majority = entry.passes * 2 > len(entry.graded)
@@ -408,6 +416,9 @@ def render_text(c: Comparison) -> str:
     if not c.same_suite:
         lines.append(f"note: suite edited since B ({c.b_suite_hash[:12]}); tasks matched by id "
                      "and definition")
+    if c.not_compared:
+        lines.append(f"note: {c.compared} task(s) compared; {c.not_compared} not compared "
+                     "(changed, added or removed since B)")
     lines.append(f"A: {c.a_ref}  {_one_line(c.a_agent)}")
     lines.append(f"B: {c.b_ref}  {_one_line(c.b_agent)}")
     for side in c.interrupted:
@@ -449,6 +460,11 @@ def render_markdown(c: Comparison, policy: GatePolicy | None = None) -> str:
     failures = gate_failures(c, policy)
     verdict = (f"**{len(c.regressions)} regression(s)**" if c.regressions
                else "gate FAILED" if failures else "No regressions")
+    if c.not_compared:
+        # "No regressions" over 2 compared tasks while 20 were renamed or edited is
+        # not the same claim: the headline says how much was compared.
+        verdict += (f" among {c.compared} compared task(s); **{c.not_compared} not "
+                    "compared** (changed, added or removed)")
     lines = [
         f"### Meridian eval: {md_escape(c.suite)}: {verdict}",
         "",

@@ -340,12 +340,43 @@ def loads(data: bytes | str, source: str) -> Run:
     if "version" not in raw:
         raise RunFileError(f"{source}: version: missing (every run file starts with its version)")
     try:
-        return Run.model_validate(raw)
+        run = Run.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
         raise RunFileError(f"{source}: {field + ': ' if field else ''}{message}") from None
+    problem = inconsistency(run)
+    if problem:
+        raise RunFileError(f"{source}: {problem} (edited by hand?)")
+    return run
+
+
+_COUNTED = ("tasks", "trials", "passed", "failed", "infra_errors", "pass_rate")
+
+
+def inconsistency(run: Run) -> str | None:
+    """Why ``run``'s parts disagree, or None. The gate reads the summary (infra-error
+    count, pass rate) and the results (regressions): a file whose summary was edited to
+    hide infra errors, whose results hold a task twice, or whose trial says ``pass``
+    over a failing score is refused rather than believed."""
+    seen: set[str] = set()
+    for entry in run.results:
+        if entry.task_id in seen:
+            return f"results: task {entry.task_id!r} appears twice"
+        seen.add(entry.task_id)
+        for trial in entry.trials:
+            if trial.task_id != entry.task_id:
+                return f"results: {entry.task_id}: holds a trial of task {trial.task_id!r}"
+            if trial.status == "pass" and (not trial.scores or not all(
+                    score.passed and not score.infra_error for score in trial.scores)):
+                return f"results: {entry.task_id}: a trial marked pass has a failing score"
+    expected = summarize(run.results, run.settings.epochs, timings=False)
+    for name in _COUNTED:
+        if getattr(run.summary, name) != getattr(expected, name):
+            return (f"summary.{name}: {getattr(run.summary, name)!r} disagrees with the "
+                    f"results ({getattr(expected, name)!r})")
+    return None
 
 
 # --- re-grading ---------------------------------------------------------------------

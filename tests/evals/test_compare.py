@@ -173,7 +173,8 @@ def test_json_and_markdown_formats() -> None:
     assert [c["task_id"] for c in data["regressions"]] == ["json_out"]
     assert data["a"]["success"] == pytest.approx(0.8) and data["same_suite"] is True
     markdown = cmp.render_markdown(result)
-    assert markdown.startswith("### Meridian eval: golden: **1 regression(s)**\n")
+    assert markdown.startswith("### Meridian eval: golden: **1 regression(s)** among 5 compared "
+                               "task(s); **2 not compared** (changed, added or removed)\n")
     assert "| task success | 80.0% | 66.7% | +13.3 |" in markdown
     assert "- json\\_out: pass \\-&gt; fail" in markdown
 
