@@ -50,8 +50,9 @@ import shlex
 from pathlib import Path
 
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "`"})
-WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
-READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
+# "<>" opens the file read-write (`exec 3<>FILE` then writes through fd 3)
+WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
 WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "exec"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 CHANGE_DIR = frozenset({"cd", "pushd"})
@@ -203,6 +204,8 @@ WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
     "watch": frozenset({"-n", "-d", "--interval"}), "chroot": frozenset(),
     "taskset": frozenset(), "runuser": frozenset({"-u", "-g", "--user", "--group"}),
+    # multi-call binaries: `busybox rm F` runs their own rm
+    "busybox": frozenset(), "toybox": frozenset(),
 }
 
 
@@ -342,6 +345,12 @@ def _move_sources(args: list[str]) -> list[str]:
 
 def _removed(name: str, args: list[str]) -> list[str]:
     """The files command ``name`` deletes or moves away."""
+    if name == "git":
+        where, git_args = _git_location(args)
+        if where:
+            return [t if os.path.isabs(t) else os.path.join(where, t)
+                    for t in _removed(name, git_args)]
+        args = git_args
     if name in ("rm", "unlink", "rmdir", "shred"):
         return _operands(args)
     if name == "mv":
@@ -357,7 +366,14 @@ def _removed(name: str, args: list[str]) -> list[str]:
     if name == "ln":
         # a link to a harness file lets a later write through the link change it
         operands = _operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
-        return operands[:-1] if len(operands) > 1 else operands
+        if len(operands) < 2:
+            return operands
+        *sources, link = operands
+        # a relative symlink target is resolved from the link's directory
+        # (`ln -s ../.meridian d/m` points d/m at .meridian), or from LINK when it is one
+        relative = [s for s in sources if not os.path.isabs(s) and not s.startswith("~")]
+        return sources + [os.path.normpath(os.path.join(base, s)) for s in relative
+                          for base in (os.path.dirname(link) or ".", link)]
     return []
 
 
@@ -594,12 +610,24 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
     if name in ("unzip", "7z", "bsdunzip"):
         value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None)
         return [(value or ".").rstrip("/") + "/"]
+    if name == "git":
+        where, git_args = _git_location(args)
+        if where:
+            return [t if os.path.isabs(t) or t.startswith(STASH_MARK)
+                    else os.path.join(where, t) for t in _written(name, git_args, cwd)]
+        args = git_args
     if name == "patch":
         value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--directory")),
                      None)
         patch = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-i", "--input")),
                      None)
         found = _patch_paths(patch, cwd) if patch else []
+        # `patch [OPTIONS] ORIGINALFILE [PATCHFILE]`: the first operand is the file written
+        operands = _operands(args, frozenset({"-d", "--directory", "-i", "--input", "-p",
+                                              "-o", "--output", "-r", "--reject-file", "-B",
+                                              "-z", "-V", "-D", "-F", "-g"}))
+        found += operands[:1]
+        found += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--output")]
         return found + [(value or ".").rstrip("/") + "/"]
     if name == "git" and args[:1] == ["apply"] and not any(
             a in ("--check", "--stat", "--numstat", "--summary") for a in args):
@@ -616,6 +644,25 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
 
 PATCH_HEADER = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
                           r"|^rename (?:from|to) (\S+)|^copy to (\S+)", re.MULTILINE)
+
+
+def _git_location(args: list[str]) -> tuple[str, list[str]]:
+    """(the directory git's global ``-C``/``--work-tree`` options move to, "" if none; the
+    arguments from the subcommand on): `git -C api checkout REV -- app.py` writes
+    api/app.py."""
+    options, sub, rest, _ = _git_words(["git", *args])
+    where = ""
+    index = 0
+    while index < len(options):
+        option = options[index]
+        value = options[index + 1] if index + 1 < len(options) else ""
+        if option in ("-C", "--work-tree"):
+            where = value if os.path.isabs(value) else os.path.join(where, value)
+        elif option.startswith("--work-tree="):
+            value = option.split("=", 1)[1]
+            where = value if os.path.isabs(value) else os.path.join(where, value)
+        index += 2 if option in _GIT_VALUE_OPTIONS else 1
+    return where, ([sub, *rest] if sub else [])
 
 
 def _patch_paths(patch: str, cwd: Path) -> list[str]:
@@ -745,6 +792,8 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     prefixed by the directories a ``cd`` in the command moved to); with ``removals``,
     also the files it deletes or moves away. ``unresolved`` collects what may write
     but cannot be told (see the module docstring)."""
+    if unresolved is not None and "`" in command:
+        unresolved.append(command)  # a backquoted substitution builds words that cannot be told
     try:
         commands = _simple_commands(command)
     except ValueError:  # unbalanced quotes: the shell would refuse it too
