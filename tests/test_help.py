@@ -174,3 +174,52 @@ def test_memory_verify_takes_the_kind_the_readme_names(repo_with_commit: Path,
         assert capsys.readouterr().out.endswith(": intact\n")
     assert cli.main(["memory", "verify", "dreams"]) == 2
     assert "unknown memory kind 'dreams'" in capsys.readouterr().err
+
+
+def _options(path: str) -> set[str]:
+    """The options of command ``path`` (its own and its parents')."""
+    by_path = {p: parser for p, parser, _ in COMMANDS}
+    words = path.split()
+    found: set[str] = {"-h", "--help"}
+    for end in range(1, len(words) + 1):
+        parser = by_path.get(" ".join(words[:end]))
+        if parser is not None:
+            found |= {o for a in parser._actions for o in a.option_strings}
+    return found
+
+
+def _inline_commands(text: str) -> list[tuple[str, list[str]]]:
+    """(command path, --options) of every inline `meridian ...` span of a page that is a
+    command line (not an alternation like `hooks install|uninstall` or a check name)."""
+    leaf_paths = {p for p, _, _ in COMMANDS}
+    out = []
+    for span in re.findall(r"`(meridian [^`\n]+)`", text):
+        words = span.replace("\\|", "|").split()
+        if len(words) < 2 or not re.fullmatch(r"[a-z][a-z-]*", words[1]):
+            continue
+        path = words[1]
+        if (len(words) > 2 and re.fullmatch(r"[a-z][a-z-]*", words[2])
+                and f"{path} {words[2]}" in leaf_paths):
+            path = f"{path} {words[2]}"
+        options = [w.split("=", 1)[0] for w in words[2:] if re.fullmatch(r"--[a-z][a-z0-9-]*(=.*)?", w)]
+        out.append((path, options))
+    return out
+
+
+@pytest.mark.parametrize("page", USER_PAGES)
+def test_every_command_and_option_a_user_page_names_inline_exists(page: str) -> None:
+    """Inline spans (`meridian gate submit --force`) name real commands and real options
+    of those commands, not only the indented command blocks."""
+    spans = _inline_commands((ROOT / page).read_text())
+    assert spans, f"{page} names no command inline"
+    wrong = [f"`meridian {path}`" for path, _ in spans if path.split()[0] not in cli.COMMANDS]
+    wrong += [f"`meridian {path} {option}`" for path, options in spans
+              if path.split()[0] in cli.COMMANDS for option in options
+              if option not in _options(path)]
+    assert wrong == [], f"{page}: no such command or option: {wrong}"
+
+
+def test_the_inline_check_sees_a_wrong_option_and_command() -> None:
+    spans = _inline_commands("`meridian gate submit --no-such` and `meridian frobnicate`")
+    assert ("gate submit", ["--no-such"]) in spans and ("frobnicate", []) in spans
+    assert "--no-such" not in _options("gate submit") and "--json" in _options("status")

@@ -165,8 +165,8 @@ def test_the_sdist_holds_every_tracked_file(installed_wheel: Installed, tmp_path
     import tarfile
 
     dist = tmp_path / "sdist"
-    out = subprocess.run([sys.executable, "-c", "import sys; from hatchling.build import "
-                          "build_sdist; print(build_sdist(sys.argv[1]))", str(dist)],
+    build = "import sys; from hatchling.build import build_sdist; print(build_sdist(sys.argv[1]))"
+    out = subprocess.run([sys.executable, "-c", build, str(dist)],
                          cwd=installed_wheel.clone, capture_output=True, text=True, timeout=300,
                          check=False)
     assert out.returncode == 0, out.stderr
