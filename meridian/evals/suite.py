@@ -216,6 +216,36 @@ def _build(located: yamlio.Located) -> Suite:
     return Suite(name=head.suite, path=located.path, tasks=tasks, description=head.description)
 
 
+MAX_DATASET_BYTES = 256 * 1024 * 1024
+
+
+def _read_dataset(path: Path, where: str) -> str:
+    """The text of a ``tasks_from`` file: a regular file (a FIFO or a device would
+    block or never end), at most MAX_DATASET_BYTES, UTF-8."""
+    import stat
+
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise ConfigError(f"{where}: tasks_from: cannot read {path} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{where}: tasks_from: {path} is not a regular file")
+    if info.st_size > MAX_DATASET_BYTES:
+        raise ConfigError(f"{where}: tasks_from: {path} is {info.st_size} bytes "
+                          f"(at most {MAX_DATASET_BYTES} read)")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DATASET_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{where}: tasks_from: cannot read {path} ({exc.strerror or exc})") from None
+    if len(data) > MAX_DATASET_BYTES:
+        raise ConfigError(f"{where}: tasks_from: {path} is over {MAX_DATASET_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: tasks_from: {path}: not UTF-8 (byte {exc.start})") from None
+
+
 def _rows_from_file(located: yamlio.Located, spec: str | _TasksFrom) -> list[tuple[Any, str, int, Any]]:
     """(raw task, "file:line", index, None) for each row of a ``tasks_from`` file."""
     import csv
@@ -231,15 +261,18 @@ def _rows_from_file(located: yamlio.Located, spec: str | _TasksFrom) -> list[tup
         raise ConfigError(f"{where}: tasks_from.fields: {unknown[0]!r} is not a task field a "
                           f"column can set (one of: {', '.join(sorted(mappable))}); graders "
                           "come from defaults")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{where}: tasks_from: cannot read {path} ({exc.strerror or exc})") from None
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
+        raise ConfigError(f"{where}: tasks_from: {path.name}: expected a .jsonl or .csv file")
+    text = _read_dataset(path, where)
     records: list[tuple[int, dict[str, Any]]] = []
-    if path.suffix.lower() == ".csv":
+    if suffix == ".csv":
         reader = csv.DictReader(text.splitlines())
-        records = [(reader.line_num, dict(row)) for row in reader]
-    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+        try:
+            records = [(reader.line_num, dict(row)) for row in reader]
+        except csv.Error as exc:
+            raise ConfigError(f"{path}:{reader.line_num}: not valid CSV ({exc})") from None
+    else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -247,11 +280,11 @@ def _rows_from_file(located: yamlio.Located, spec: str | _TasksFrom) -> list[tup
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise ConfigError(f"{path}:{number}: JSON nested too deeply") from None
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}:{number}: expected a JSON object per line")
             records.append((number, value))
-    else:
-        raise ConfigError(f"{where}: tasks_from: {path.name}: expected a .jsonl or .csv file")
     if not records:
         raise ConfigError(f"{path}: no rows (tasks_from needs at least one)")
     mapping = {"id": "id", "input": "input", "expected": "expected", **source.fields}

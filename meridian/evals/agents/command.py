@@ -92,7 +92,9 @@ class CommandAgent:
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, start_new_session=True,
+                # Output that is not UTF-8 is read with replacement characters (and
+                # graded as such), not a UnicodeDecodeError that loses the trajectory.
+                encoding="utf-8", errors="replace", start_new_session=True,
                 env={**os.environ, "MERIDIAN_AGENT_PROTOCOL": str(PROTOCOL_VERSION)},
             )
         except FileNotFoundError:
