@@ -449,11 +449,15 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 def md_escape(text: str) -> str:
     """``text`` as inert markdown: one line, HTML-escaped, every markdown punctuation
     character backslash-escaped, so agent output (an exception message, a task id
-    from a dataset) can neither start a heading nor inject a link, image or tag."""
+    from a dataset) can neither start a heading nor inject a link, image or tag, and
+    an ``@name`` in it mentions nobody (a zero-width space follows the ``@``)."""
     import html
 
     flat = _one_line(text)
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(flat, quote=True))
+    # Quotes stay quotes (they are inert in text, and an escaped entity's '#' would be
+    # backslashed into a visible "&#x27;"); an '@' cannot mention a user or team.
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(flat, quote=False))
+    return escaped.replace("@", "@\u200b")
 
 
 def render_markdown(c: Comparison, policy: GatePolicy | None = None) -> str:
