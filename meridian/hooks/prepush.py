@@ -15,6 +15,9 @@ as are deletions. For anything else the push is refused when:
   ``hook:locked_gate_artifacts``): the commits themselves are read, not the work tree,
   so a ``git commit --no-verify`` that skipped the pre-commit hook is caught here.
 
+The project facts and the gate fold are recomputed here, never read from the caches
+under ``.git/meridian`` (an agent can rewrite those with a matching key and checksum).
+
 Under the pre-commit framework stdin carries nothing; the pushed refs come from the
 ``PRE_COMMIT_LOCAL_BRANCH`` / ``PRE_COMMIT_REMOTE_BRANCH`` variables it sets.
 """
@@ -241,7 +244,13 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         return result
     from meridian.hooks.precommit import load_or_refuse
 
-    facts = load_or_refuse(repo, root, result, use_cache=use_cache,
+    # The push is the last local gate before anything leaves this clone: the project
+    # facts and the gate fold are derived again from the files and the state branch,
+    # never read from the caches under .git/meridian (plain files an agent can rewrite,
+    # recomputing any key or checksum). The recompute also rewrites both caches true.
+    # Only the verified-tip marker is used (a cache whose earlier tips are re-checked
+    # from the reflog, see meridian.verify); use_cache=False verifies from the root.
+    facts = load_or_refuse(repo, root, result, use_cache=False,
                            next_step="fix that file and push again")
     if facts is None:
         return result
@@ -255,9 +264,9 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
     result.refusals += _integrity(repo, facts, use_cache)
     if result.refusals:
         return result
-    result.refusals += _locked_in_commits(repo, facts, wanted, use_cache)
+    result.refusals += _locked_in_commits(repo, facts, wanted, False)
     if facts.block_stale_on_push:
-        result.refusals += _stale(repo, facts, use_cache)
+        result.refusals += _stale(repo, facts, False)
     if facts.is_active(REGRESSION_RULE):
         try:
             result.refusals += _regressions(repo, facts, result.warnings)
