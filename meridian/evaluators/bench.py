@@ -27,6 +27,15 @@ Corpus format (``--corpus DIR``): every ``*.yaml`` file below DIR holds one case
     files: {path: text}         written during the gate (the change)
 
 The corpus shipped with Meridian is ``meridian/evaluators/corpus/``.
+
+A model evaluator (``--evaluator anthropic|claude-code|command``) runs through the same
+path: each throwaway repository's ``.meridian/config.yaml`` holds the evaluator settings
+the bench was given (the endpoint, model, timeouts), with the kind overridden. The
+offline scan still runs and its findings still reach the verdict, but a defect counts
+as caught only by the evaluator's own issues (those without a check id): the bench
+measures the model, not the scanner. A case whose evaluator was unavailable is neither
+caught nor passed: it is reported apart. Each case's cost is the verdict's usage
+(``None``: unknown, never 0).
 """
 
 from __future__ import annotations
@@ -71,6 +80,11 @@ class CaseResult:
     passed: bool  # the verdict passed
     found: list[str] = field(default_factory=list)  # "severity check file:line" of issues
     error: str | None = None
+    unavailable: str | None = None  # the evaluator gave no verdict (the reason)
+    cost_usd: float | None = 0.0  # None: unknown (a model without a price entry)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 0
 
 
 def _text_map(value: Any, where: str, key: str) -> dict[str, str]:
@@ -160,8 +174,33 @@ def _gates_yaml(paths: list[str], evaluator: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_case(case: Case, workdir: Path, evaluator: str | None) -> CaseResult:
-    """One case through init, start, submit in a fresh repository under ``workdir``."""
+def _config_yaml(evaluator: str, settings: Any) -> str:
+    import json
+
+    data = settings.model_dump(mode="json", exclude_none=True)
+    data["kind"] = evaluator
+    return f"version: 1\nevaluator: {json.dumps(data)}\n"
+
+
+def _unavailable_event(root: Path) -> dict[str, Any] | None:
+    """The data of the last ``gate.evaluator_unavailable`` event, if the gate's last
+    event is one."""
+    from meridian.gates import events as ev
+    from meridian.ledger import Ledger
+
+    try:
+        last = next(Ledger.open(root).records("events", newest_first=True), None)
+    except Exception:  # noqa: BLE001 - no readable ledger: not an unavailable evaluator
+        return None
+    return last.data if last is not None and last.kind == ev.EVALUATOR_UNAVAILABLE else None
+
+
+def run_case(case: Case, workdir: Path, evaluator: str | None,
+             settings: Any | None = None) -> CaseResult:
+    """One case through init, start, submit in a fresh repository under ``workdir``.
+
+    ``settings`` (EvaluatorSettings) go into the repository's config with the kind set to
+    ``evaluator``: how a model evaluator is given its endpoint, model and timeouts."""
     from meridian.errors import MeridianError
     from meridian.evaluators.models import blocks
     from meridian.gates.lifecycle import open_project, start_gate, submit_gate
@@ -178,6 +217,8 @@ def run_case(case: Case, workdir: Path, evaluator: str | None) -> CaseResult:
         initialise(str(root), hooks=False)
         paths = sorted({*case.base, *case.files})
         (root / ".meridian" / "gates.yaml").write_text(_gates_yaml(paths, evaluator))
+        if evaluator and settings is not None:
+            (root / ".meridian" / "config.yaml").write_text(_config_yaml(evaluator, settings))
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "--no-verify", "-m", "base")
         os.chdir(root)
@@ -186,15 +227,23 @@ def run_case(case: Case, workdir: Path, evaluator: str | None) -> CaseResult:
         _write(root, case.files)
         submission = submit_gate(open_project(root), "bench")
     except (MeridianError, OSError, subprocess.SubprocessError) as exc:
-        result.error = " ".join(str(exc).split())[:300]
+        event = _unavailable_event(root) if isinstance(exc, MeridianError) else None
+        if event is not None:
+            result.unavailable = " ".join(str(event.get("reason", "")).split())[:300]
+            _take_usage(result, event.get("usage") or {})
+        else:
+            result.error = " ".join(str(exc).split())[:300]
         return result
     finally:
         os.chdir(previous)
     verdict = submission.verdict
     result.passed = verdict.passed
+    _take_usage(result, verdict.usage.model_dump(mode="json"))
     result.found = [f"{i.severity} {i.check or '-'} {i.where()}"
                     + (" pre-existing" if i.pre_existing else "") for i in verdict.issues]
-    of_check = [i for i in verdict.issues if i.check == case.check]
+    # A model evaluator is measured by its own issues (the offline scan's carry a check id).
+    of_check = [i for i in verdict.issues
+                if (i.check is None if evaluator else i.check == case.check)]
     if case.expect == "block":
         result.ok = not verdict.passed and any(
             blocks(i, block_pre_existing=verdict.block_pre_existing) for i in of_check)
@@ -205,6 +254,13 @@ def run_case(case: Case, workdir: Path, evaluator: str | None) -> CaseResult:
     return result
 
 
+def _take_usage(result: CaseResult, usage: dict[str, Any]) -> None:
+    result.cost_usd = None if usage.get("cost_unknown") else usage.get("cost_usd", 0.0)
+    result.input_tokens = int(usage.get("input_tokens") or 0)
+    result.output_tokens = int(usage.get("output_tokens") or 0)
+    result.attempts = int(usage.get("attempts") or 0)
+
+
 @dataclass
 class ClassRow:
     cls: str
@@ -212,6 +268,7 @@ class ClassRow:
     caught: int = 0
     clean: int = 0
     false_blocks: int = 0
+    unavailable: int = 0
 
     @property
     def recall(self) -> float | None:
@@ -233,7 +290,9 @@ class BenchReport:
         rows: dict[str, ClassRow] = {}
         for r in self.results:
             row = rows.setdefault(r.cls, ClassRow(r.cls))
-            if r.expect == "pass":
+            if r.unavailable is not None:
+                row.unavailable += 1
+            elif r.expect == "pass":
                 row.clean += 1
                 row.false_blocks += not r.ok
             else:
@@ -248,7 +307,20 @@ class BenchReport:
             total.caught += row.caught
             total.clean += row.clean
             total.false_blocks += row.false_blocks
+            total.unavailable += row.unavailable
         return total
+
+    def cost(self) -> tuple[float, int]:
+        """The known cost in USD of every case, and how many cases' cost is unknown."""
+        known = [r.cost_usd for r in self.results if r.cost_usd is not None]
+        return round(sum(known), 6), len(self.results) - len(known)
+
+    def outcome(self, r: CaseResult) -> str:
+        if r.unavailable is not None:
+            return "unavailable"
+        if r.expect == "pass":
+            return "pass" if r.ok else "false-block"
+        return "caught" if r.ok else "missed"
 
     def to_json(self) -> dict[str, Any]:
         def row_json(row: ClassRow) -> dict[str, Any]:
@@ -256,19 +328,30 @@ class BenchReport:
                     "recall": row.recall, "clean": row.clean, "false_blocks": row.false_blocks,
                     "false_block_rate": row.false_block_rate}
 
+        cost, unknown = self.cost()
+
         return {"evaluator": self.evaluator, "corpus": self.corpus, "seconds": self.seconds,
                 "cases": len(self.results), "classes": [row_json(r) for r in self.rows()],
                 "total": row_json(self.total()),
-                "misses": [asdict(r) for r in self.results if not r.ok]}
+                "misses": [asdict(r) for r in self.results
+                           if not r.ok and r.unavailable is None],
+                "unavailable": [asdict(r) for r in self.results if r.unavailable is not None],
+                "cost_usd": cost, "cost_unknown_cases": unknown,
+                "per_case": [{"id": r.id, "class": r.cls, "expect": r.expect,
+                              "outcome": self.outcome(r), "cost_usd": r.cost_usd,
+                              "cost_known": r.cost_usd is not None,
+                              "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+                              "attempts": r.attempts} for r in self.results]}
 
 
 def run_bench(cases: list[Case], evaluator: str | None = None,
-              progress: Callable[[int, int, CaseResult], None] | None = None) -> BenchReport:
+              progress: Callable[[int, int, CaseResult], None] | None = None,
+              settings: Any | None = None) -> BenchReport:
     started = time.perf_counter()
     results: list[CaseResult] = []
     with _isolated_env(), tempfile.TemporaryDirectory(prefix="meridian-bench-") as tmp:
         for number, case in enumerate(cases, 1):
-            result = run_case(case, Path(tmp), evaluator)
+            result = run_case(case, Path(tmp), evaluator, settings)
             results.append(result)
             if progress is not None:
                 progress(number, len(cases), result)
@@ -306,10 +389,26 @@ def iter_lines(report: BenchReport) -> Iterator[str]:
     for row in [*report.rows(), report.total()]:
         yield (f"  {row.cls:<18} {row.defects:>7} {row.caught:>6} {percent(row.recall):>7}   "
                f"{row.clean:>5} {row.false_blocks:>7} {percent(row.false_block_rate):>11}")
-    misses = [r for r in report.results if not r.ok]
+    def dollars(value: float | None) -> str:
+        return "unknown" if value is None else f"${value:.4f}"
+
+    if report.evaluator != "heuristic":
+        yield "per case:"
+        for r in report.results:
+            yield (f"  {r.id[:40]:<40} {r.expect:<6} {report.outcome(r):<11} "
+                   f"{dollars(r.cost_usd):>9}  {r.input_tokens} in / {r.output_tokens} out")
+        cost, unknown = report.cost()
+        yield (f"cost: {dollars(cost)}" + (f" plus {unknown} case(s) of unknown cost"
+                                           if unknown else ""))
+    misses = [r for r in report.results if not r.ok and r.unavailable is None]
     if misses:
         yield "misses:"
         for r in misses:
             what = ("missed" if r.expect != "pass" else "falsely blocked")
             detail = r.error or "; ".join(r.found[:4]) or "no findings"
             yield f"  {r.id} ({r.lang}, {r.cls}, expect {r.expect}): {what}: {detail}"
+    unavailable = [r for r in report.results if r.unavailable is not None]
+    if unavailable:
+        yield f"unavailable ({len(unavailable)}: not counted as caught, passed or blocked):"
+        for r in unavailable:
+            yield f"  {r.id}: {r.unavailable}"
