@@ -157,6 +157,9 @@ def _always_holds(node: ast.expr, constants: dict[str, object] | None = None) ->
     """``True``, ``"ok"``, ``1 == 1``, ``r == r``, ``x or True``: true whatever the code does."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return any(_always_holds(v, constants) for v in node.values)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        # `assert (r == 6, "msg")`: a non-empty display is true whatever it holds.
+        return bool(node.keys if isinstance(node, ast.Dict) else node.elts)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         op, right_node = node.ops[0], node.comparators[0]
         if _same_expression(node.left, right_node) and (
@@ -340,10 +343,12 @@ class _Scanner:
             return True
         if name.startswith("__") and name.endswith("__"):
             return True
+        if fn.cls is None:
+            # `# pragma: no cover` marks a base class's contract, not a module function
+            # (appending it to a stub must not make the stub clean).
+            return False
         if self._pragma_no_cover(fn.start, *(s.lineno for s in fn.node.body)):
             return True
-        if fn.cls is None:
-            return False
         if "docstring" in body:
             return True  # a default hook that says what it is for
         cls = fn.cls
@@ -354,17 +359,23 @@ class _Scanner:
         if any(EXCEPTION_BASE.search(b) or NULL_CLASS.search(b) for b in bases):
             return True
         methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        # Every method empty: a null object or an interface, not one forgotten method.
-        return len(methods) > 1 and all(_empty_body_kind(m.body) is not None for m in methods)
+        # Every method empty in a class that documents itself: a null object or an
+        # interface, not one forgotten method. Undocumented, it is a class of stubs (an
+        # agent's `class PaymentService:` with every method `pass`), not an idiom.
+        return len(methods) > 1 and ast.get_docstring(cls) is not None and all(
+            _empty_body_kind(m.body) is not None for m in methods)
 
     def _base_raise(self, owner: _Function | None, node: ast.Raise) -> bool:
         """``raise NotImplementedError`` that is a contract, not a stub: in a base class
         (its name, its bases, or a class here derives from it), under ``# pragma: no
-        cover``, or in a ``__dunder__`` / no-op-named method."""
-        if self._pragma_no_cover(node.lineno, owner.start if owner else 0):
+        cover``, or in a ``__dunder__`` / no-op-named method; or a ``singledispatch``
+        fallback with implementations registered."""
+        if owner is not None and owner.cls is None and self._dispatch_base(owner):
             return True
         if owner is None or owner.cls is None:
-            return False
+            return False  # a module function's raise is a stub, pragma or not
+        if self._pragma_no_cover(node.lineno, owner.start):
+            return True
         cls = owner.cls
         bases = {_dotted(b.value if isinstance(b, ast.Subscript) else b).split(".")[-1]
                  for b in cls.bases}
@@ -372,6 +383,15 @@ class _Scanner:
         return bool(NULL_CLASS.search(cls.name) or cls.name in self.subclassed
                     or bases & {"ABC", "Protocol"} or any(NULL_CLASS.search(b) for b in bases)
                     or (name.startswith("__") and name.endswith("__")))
+
+    def _dispatch_base(self, owner: _Function) -> bool:
+        """The fallback of a ``functools.singledispatch`` function that this file gives
+        implementations (``@name.register``): raising for unknown types is its contract.
+        With no implementation registered, it is a stub like any other."""
+        decorators = {_dotted(d).split(".")[-1] for d in owner.node.decorator_list}
+        if "singledispatch" not in decorators:
+            return False
+        return re.search(rf"\b{re.escape(owner.node.name)}\.register\b", self.source) is not None
 
     @staticmethod
     def _whole_body(owner: _Function, node: ast.stmt) -> bool:
@@ -737,10 +757,21 @@ def _swallowed_nodes(fn: ast.AST) -> set[int]:
     """ids of the nodes inside a ``try`` body whose handler swallows assertion failures."""
     out: set[int] = set()
     for node in ast.walk(fn):
-        if isinstance(node, ast.Try) and any(_catches_assertions(h) for h in node.handlers):
-            for stmt in node.body:
+        swallowing = (isinstance(node, ast.Try) and any(
+            _catches_assertions(h) for h in node.handlers)) or (
+            isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                _suppresses_assertions(item.context_expr) for item in node.items))
+        if swallowing:
+            for stmt in node.body:  # type: ignore[union-attr]
                 out |= {id(n) for n in ast.walk(stmt)}
     return out
+
+
+def _suppresses_assertions(expr: ast.expr) -> bool:
+    """``contextlib.suppress(AssertionError)`` (or Exception): a ``try/except: pass``."""
+    if not (isinstance(expr, ast.Call) and _dotted(expr.func).split(".")[-1] == "suppress"):
+        return False
+    return any(_dotted(a).split(".")[-1] in BROAD_EXCEPTIONS for a in expr.args)
 
 
 def _patched_targets(node: ast.AST) -> list[tuple[str, int]]:

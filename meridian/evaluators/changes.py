@@ -9,8 +9,9 @@ span meets one of them is *in the change*; any other finding is ``pre-existing``
 
 Exceptions are inline and reasoned: ``# meridian: allow KIND -- reason`` (``//`` in
 JS/TS/Go/Rust/Java/Kotlin, ``/* */`` or ``--`` also read) on the finding's line, on the
-comment lines right above it, or on (or right above) the line that opens the function
-holding it. A marker without a reason suppresses nothing: the finding stands and says so.
+comment lines right above it or on a comment line of its own inside the lines it spans,
+or on (or right above) the line that opens the function holding it. A marker without a reason of substance (two words, ten letters, not `-- x` or `-- todo`)
+suppresses nothing: the finding stands and says so.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ ALLOW = re.compile(
     r"(?:#|//|/\*|--|;)\s*meridian:\s*allow\s+(?P<kinds>[A-Za-z_][\w-]*(?:\s*,\s*[A-Za-z_][\w-]*)*)"
     r"(?:\s+--\s*(?P<reason>.*?))?\s*(?:\*/)?\s*$")
 COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*|--)")
+# A reason of substance: at least two words and ten letters, not a placeholder word
+# (`-- x`, `-- ok`, `-- todo` would let an agent silence any finding with no account).
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_PLACEHOLDER_REASONS = frozenset({
+    "todo", "fixme", "tbd", "wip", "xxx", "reason", "why", "because", "ok", "okay", "fine",
+    "none", "na", "ignore", "allow", "allowed", "later", "temp", "temporary", "test", "stub",
+    "hack", "whatever", "see", "above", "below", "it", "is", "the", "a", "an", "this"})
 
 
 def changed_lines(old: str | None, new: str) -> Ranges:
@@ -97,6 +105,13 @@ class Suppressed:
         return f"{self.file}:{self.line}"
 
 
+def substantive(reason: str) -> bool:
+    """Whether an allow marker's reason says something a reviewer can check."""
+    words = [w.lower() for w in _WORD.findall(reason)]
+    meaningful = [w for w in words if w not in _PLACEHOLDER_REASONS]
+    return len(words) >= 2 and len(meaningful) >= 1 and sum(map(len, words)) >= 10
+
+
 def allow_markers(text: str) -> list[Allow]:
     found = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -125,6 +140,9 @@ def _applies(allow: Allow, finding: Finding, lines: list[str]) -> bool:
     places = {first, *_comment_block_above(lines, first)}
     if last - first <= 1:
         places.add(last)  # `def f():` / `    pass  # meridian: allow ...`
+    # A comment line of its own inside the finding's lines (above the `pass` it explains).
+    places |= {n for n in range(first + 1, min(last, len(lines)) + 1)
+               if COMMENT_LINE.match(lines[n - 1])}
     if finding.scope_line is not None and finding.scope_line <= first:
         # On the function: its first line (a decorator), the lines down to the finding's
         # own first line when that is the def, and the comments right above it.
@@ -149,10 +167,12 @@ def apply_allows(path: str, text: str, findings: list[Finding],
         marker = next((a for a in allows if _applies(a, finding, lines)), None)
         if marker is None:
             kept.append(finding)
-        elif not marker.reason:
+        elif not substantive(marker.reason):
+            said = "it gives no reason" if not marker.reason else (
+                f"its reason {marker.reason[:40]!r} says nothing a reviewer can check")
             kept.append(replace(finding, message=(
                 f"{finding.message} (the `meridian: allow {finding.check}` marker at line "
-                f"{marker.line} was ignored: it gives no reason; write `-- why`)")))
+                f"{marker.line} was ignored: {said}; write `-- why`, in words)")))
         else:
             added = changed is None or touches(changed, marker.line, marker.line)
             suppressed.append(Suppressed(

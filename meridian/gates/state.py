@@ -128,9 +128,14 @@ class _Fold:
         elif kind == ev.PASSED:
             self.passed_at = record.ts
         if kind in (ev.STARTED, ev.REOPENED):
+            # A reopen after a pass starts new work from HEAD. A reopen of work that never
+            # passed (failed, forged, refused) keeps the earlier base: otherwise an agent
+            # commits its stub, fails, reopens, and the stub is "pre-existing" (issue 14).
+            keep = kind == ev.REOPENED and self.phase != "passed" and self.base_commit
             self.phase = "in_progress"
             self.started_at = record.ts
-            self.base_commit = data.get("base_commit")
+            if not keep:
+                self.base_commit = data.get("base_commit")
             if kind == ev.STARTED:
                 self.estimate_hours = data.get("estimate_hours")
             self.approved_verdict = None

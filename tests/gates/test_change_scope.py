@@ -260,3 +260,21 @@ def test_a_stored_verdict_without_the_new_fields_still_reads() -> None:
     verdict = Verdict.model_validate(old)
     assert verdict.not_judged == [] and verdict.scope is None and verdict.suppressed == []
     assert verdict.issues[0].pre_existing is False
+
+
+def test_reopening_a_failed_gate_keeps_its_base_so_a_committed_stub_is_still_judged(
+        legacy, cli, events):
+    # The attack: plant the stub, commit it past the hook, fail, reopen (its base would
+    # be the new HEAD), submit: the stub would be "pre-existing". The fold keeps the base.
+    assert cli("gate", "start", "cache").code == 0
+    text = (legacy / "src/cache.py").read_text().replace(
+        "def size(cache):\n    return 0", "def size(cache):\n    pass")
+    (legacy / "src/cache.py").write_text(text)
+    git(legacy, "add", "-A")
+    git(legacy, "commit", "-q", "--no-verify", "-m", "size")
+    assert cli("gate", "submit", "cache").code == 2
+    assert cli("gate", "reopen", "cache", "--reason", "try again").code == 0
+    result = cli("gate", "submit", "cache")
+    assert result.code == 2, result
+    assert "src/cache.py:17  function `size` is a stub" in result.out
+    assert not events("gate.passed")
