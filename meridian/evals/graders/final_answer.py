@@ -99,6 +99,8 @@ def parse_number(value: JsonValue, pick: str = "first") -> tuple[float | None, s
         return None, f"no number in {_shorten(text)!r}"
     chosen = found[-1] if pick == "last" else found[0]
     number = float(chosen.replace(",", ""))
+    if not math.isfinite(number):  # "1e999": an expected inf would pass any answer
+        return None, f"{chosen} is not finite"
     note = f" ({pick} of {len(found)} numbers)" if len(found) > 1 else ""
     return number, note
 
