@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(number: int, total: int, result: bench.CaseResult) -> None:
         if not quiet:
-            mark = "ok" if result.ok else "MISS"
+            mark = "n/a" if result.unavailable is not None else "ok" if result.ok else "MISS"
             print(f"\r[{number}/{total}] {mark:<4} {result.id[:60]:<60}", end="",
                   file=sys.stderr, flush=True)
 
