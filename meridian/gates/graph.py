@@ -9,6 +9,7 @@ are printed as a path (``a -> b -> c -> a``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -199,8 +200,75 @@ def load_graph(root: Path, config: Config | None = None) -> Graph:
             f"{_shown(path)}: no gate graph; write one or run `meridian init --template NAME` "
             "(`meridian init --list-templates` lists them)"
         )
-    return parse_graph(yamlio.load(_shown(path)), root, config=config,
-                       features_path=root / config.paths.features)
+    located = yamlio.load(_shown(path))
+    graph = parse_graph(located, root, config=config, features_path=root / config.paths.features)
+    _token_env_policy(root, path, located, graph)
+    return graph
+
+
+TOKEN_ENV_FIX = ("use token_sha256 instead (printf %s TOKEN | sha256sum): an agent that can "
+                 "read the variable has the token")
+_warned_token_env: set[tuple[str, str, str]] = set()
+
+
+def _committed_token_envs(root: Path, path: Path) -> set[tuple[str, str]] | None:
+    """(gate, variable) of every ``approval.token_env`` in the gates file as HEAD has it;
+    None when that cannot be read (not a git repository, the file outside it)."""
+    import pygit2
+
+    from meridian import gitio
+
+    try:
+        repo = gitio.open_repo(root)
+        workdir = gitio.workdir(repo)
+        if workdir is None:
+            return None
+        relative = path.resolve().relative_to(workdir.resolve()).as_posix()
+        head = gitio.head_commit(repo)
+        if head is None:
+            return set()
+        blob = gitio.blob_data(gitio.tree_entry(
+            repo, gitio.commit_tree(repo, pygit2.Oid(hex=head)), relative))
+    except (MeridianError, ValueError, OSError, pygit2.GitError):
+        return None
+    if blob is None:
+        return set()
+    try:
+        data = yamlio.parse(blob.decode("utf-8", "replace"), relative).data
+    except ConfigError:
+        return set()
+    found: set[tuple[str, str]] = set()
+    gates = data.get("gates") if isinstance(data, dict) else None
+    for entry in gates if isinstance(gates, list) else []:
+        approval = entry.get("approval") if isinstance(entry, dict) else None
+        if isinstance(approval, dict) and isinstance(approval.get("token_env"), str):
+            found.add((str(entry.get("id")), approval["token_env"]))
+    return found
+
+
+def _token_env_policy(root: Path, path: Path, located: yamlio.Located, graph: Graph) -> None:
+    """``approval.token_env`` is refused in a new config: one that HEAD's gates file does
+    not already hold for that gate and variable (adding it, or pointing it at another
+    variable, is new). An existing one is loaded with a warning naming the fix."""
+    using = [(index, spec) for index, spec in enumerate(graph.ordered())
+             if spec.approval is not None and spec.approval.token_env is not None]
+    if not using:
+        return
+    committed = _committed_token_envs(root, path)
+    entries = located.data.get("gates") if isinstance(located.data, dict) else None
+    for _, spec in using:
+        assert spec.approval is not None and spec.approval.token_env is not None
+        index = next((i for i, e in enumerate(entries or [])
+                      if isinstance(e, dict) and e.get("id") == spec.id), 0)
+        loc = ("gates", index, "approval", "token_env")
+        if committed is not None and (spec.id, spec.approval.token_env) not in committed:
+            raise located.error(loc, f"gate {spec.id}: token_env is refused in new configs; "
+                                     + TOKEN_ENV_FIX)
+        key = (str(path), spec.id, spec.approval.token_env)
+        if key not in _warned_token_env:
+            _warned_token_env.add(key)
+            print(f"meridian: warning: {located.where(loc)}: gate {spec.id}: approval.token_env "
+                  f"${spec.approval.token_env} is deprecated; {TOKEN_ENV_FIX}", file=sys.stderr)
 
 
 def _shown(path: Path) -> Path:

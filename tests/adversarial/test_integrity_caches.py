@@ -131,3 +131,20 @@ def test_the_genuine_pass_still_pushes_after_caches_were_poisoned(
     commit_all(project, "impl is open now")
     pushed = run_git(project, "push", "origin", "main")
     assert pushed.code == 0, pushed
+
+
+def test_an_agent_cannot_commit_a_new_token_env_approval(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """Attack: point release's approval at a variable the agent can read (``$USER``).
+
+    Layer: config validation, in the pre-commit hook and every command (token_env is
+    refused in new configs); a --no-verify commit of it is a harness change CI lists."""
+    assert cli("hooks", "install").code == 0
+    gates = project / ".meridian" / "gates.yaml"
+    gates.write_text(gates.read_text().replace(
+        "    artifacts: [\"release/**\"]\n",
+        "    artifacts: [\"release/**\"]\n    approval: {token_env: USER}\n"))
+    git(project, "add", ".meridian/gates.yaml")
+    committed = run_git(project, "commit", "-m", "approval from the environment")
+    assert committed.code != 0, committed
+    assert "token_env is refused in new configs; use token_sha256" in committed.err

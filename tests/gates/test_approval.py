@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,13 +87,19 @@ def test_artifacts_changed_after_the_verdict_must_be_resubmitted(release, cli, t
 
 def test_token_env_compares_with_the_approvers_environment(project, write_gates, cli, terminal,
                                                            monkeypatch) -> None:
+    # An existing config (HEAD already holds the token_env): still honoured, with a warning.
     write_gates("""
         gates:
           - id: ship
             artifacts: [README.md]
             approval: {token_env: SHIP_TOKEN}
     """)
-    cli("gate", "start", "ship")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "old config"], cwd=project,
+                   check=True)
+    started = cli("gate", "start", "ship")
+    assert started.code == 0, started
+    assert "token_env $SHIP_TOKEN is deprecated; use token_sha256 instead" in started.err
     assert cli("gate", "submit", "ship").code == 0
     unset = cli("gate", "approve", "ship", "--token", "abc")
     assert unset.code == 2
@@ -100,6 +107,19 @@ def test_token_env_compares_with_the_approvers_environment(project, write_gates,
     monkeypatch.setenv("SHIP_TOKEN", "abc")
     assert cli("gate", "approve", "ship", "--token", "abd").code == 2
     assert cli("gate", "approve", "ship", "--token", "abc").code == 0
+
+
+def test_token_env_is_refused_in_a_new_config(project, write_gates, cli) -> None:
+    write_gates("gates:\n  - id: ship\n    approval: {token_sha256: \"%s\"}\n" % ("a" * 64))
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "config"], cwd=project, check=True)
+    # Switching an approval to token_env (or adding one) is a new use: refused, exit 2.
+    write_gates("gates:\n  - id: ship\n    approval: {token_env: USER}\n")
+    refused = cli("status")
+    assert refused.code == 2, refused
+    assert refused.err.startswith("meridian: .meridian/gates.yaml:3: gates[0].approval.token_env:")
+    assert "token_env is refused in new configs; use token_sha256 instead" in refused.err
+    assert "Traceback" not in refused.err
 
 
 def test_approve_on_a_gate_without_approval(project, write_gates, cli, terminal) -> None:

@@ -133,7 +133,7 @@ def test_graph_gives_locked_open_and_awaiting_approval(crafted: Crafted) -> None
     (crafted.root / ".meridian" / "gates.yaml").write_text(
         "version: 1\ngates:\n"
         "  - {id: db}\n"
-        "  - id: api\n    needs: [db]\n    approval: {token_env: API_TOKEN}\n"
+        "  - id: api\n    needs: [db]\n    approval: {token_sha256: '" + "a" * 64 + "'}\n"
         "  - {id: ui, needs: [api]}\n"
         "  - {id: docs}\n"
         "  - {id: deploy, needs: [ui]}\n"
