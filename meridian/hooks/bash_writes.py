@@ -1048,6 +1048,11 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state") -> list[tu
             bypass = True
         if bypass:
             found.append((" ".join(words), "skip-hooks"))
+        elif sub == "replace" and not (not args or args[0] in ("-l", "--list")
+                                      or args[0].startswith("--format")):
+            # a replace ref makes git read another commit in place of any commit, the
+            # state branch's included
+            found.append((" ".join(words), "state-branch"))
         elif _state_branch_change(sub, args, state_branch):
             found.append((" ".join(words), "state-branch"))
     return found

@@ -152,6 +152,9 @@ def handle(event: str, payload_text: str) -> Reply:
         if located is None:
             return ALLOW  # not a git repository with a work tree: nothing to enforce
         if event == "PreToolUse":
+            malformed = _malformed_tool_input(located.payload)
+            if malformed is not None:
+                return undecided(event, malformed)
             # Before the config is read: a broken config must not open the harness up.
             refused = protect_harness(located)
             if refused is not None:
@@ -181,6 +184,24 @@ def handle(event: str, payload_text: str) -> Reply:
         where = _log_traceback(exc)
         return undecided(event, f"{event} hook failed: {type(exc).__name__}: {exc} "
                          f"(traceback in {where})")
+
+
+def _malformed_tool_input(payload: dict[str, Any]) -> str | None:
+    """A problem with a writing tool's input that would hide what it writes (a path or a
+    command that is not a string), or None."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str):
+        return None if tool is None and tool_input is None else "tool_name is not a string"
+    if tool not in FILE_TOOLS and tool not in ("Bash", "PowerShell"):
+        return None
+    if not isinstance(tool_input, dict):
+        return f"{tool}'s tool_input is not a JSON object"
+    field = FILE_TOOLS.get(tool, "command")
+    value = tool_input.get(field)
+    if value is not None and not isinstance(value, str):
+        return f"{tool}'s tool_input.{field} is {type(value).__name__}, not a string"
+    return None
 
 
 def _log_traceback(exc: BaseException) -> str:
@@ -408,6 +429,17 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
                 found.unresolved.append(command.replace("\\", "/"))
     elif tool.startswith("mcp__") and not READ_ONLY_MCP.search(tool.rsplit("__", 1)[-1]):
         found.paths = _mcp_paths(tool_input)
+        # a shell-running MCP tool (`mcp__shell__run {"command": ...}`): read as Bash
+        for key in ("command", "cmd", "script"):
+            command = tool_input.get(key)
+            if isinstance(command, str) and command:
+                from meridian.hooks.bash_writes import STASH_MARK, written_files
+
+                written = [w for w in written_files(command, context.cwd, removals=removals,
+                                                    unresolved=found.unresolved)
+                           if not w.startswith(STASH_MARK)]
+                found.into += [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
+                found.paths += [w for w in written if not (w.endswith("/") and len(w) > 1)]
     return found
 
 
@@ -722,7 +754,9 @@ def pre_tool_use(context: Context) -> Reply:
         return ALLOW
     paths: list[str] = []
     owners: dict[str, list[str]] = {}  # directories written into, members unknown
-    targets = _targets(context)
+    # deleting or moving away a locked file changes it as much as writing it (the
+    # pre-commit hook refuses the staged deletion too)
+    targets = _targets(context, removals=True)
     for target in targets.paths:
         relative = _repo_relative(context, target)
         if relative is None:

@@ -69,6 +69,13 @@ OTHER_TOOLS = [
          destination="/tmp/pre-commit"),
     tool("mcp__editor__apply_patch", files=[{"file_path": "{root}/.claude/settings.json"}]),
     tool("mcp__fs__create_directory", path="{root}/.git/hooks/pre-commit.d"),
+    # a shell-running MCP tool is read as Bash; a writing tool's input of the wrong type
+    # cannot be read, so it is denied
+    tool("mcp__shell__run", command="rm .meridian/gates.yaml"),
+    tool("mcp__term__exec", cmd="echo x > api/app.py"),
+    tool("Bash", command=["rm", ".meridian/gates.yaml"]),
+    tool("Write", file_path=["{root}/.meridian/gates.yaml"], content="x"),
+    tool("Edit", file_path={"path": "{root}/api/app.py"}, old_string="1", new_string="2"),
 ]
 HARNESS_BASH = [
     "echo x > .meridian/gates.yaml",
@@ -195,6 +202,7 @@ HARNESS_BASH = [
     "patch .meridian/gates.yaml /tmp/p",
     "patch -o .meridian/gates.yaml x.txt /tmp/p",
     "rm `printf .meridian`/gates.yaml",
+    "git replace HEAD HEAD~1",
 ]
 LOCKED_BASH = [
     "echo 'x = 1' > api/app.py",
@@ -219,6 +227,12 @@ LOCKED_BASH = [
     "git apply patches/api.patch",
     "git -C api checkout HEAD~1 -- app.py",
     "patch api/app.py /tmp/p",
+    # deleting or moving a locked file away is a change the pre-commit hook refuses too
+    "rm -rf api",
+    "rm api/app.py",
+    "mv api/app.py /tmp/",
+    "git rm -r api",
+    "mkdir d && ln -s ../api d/a && echo x > d/a/app.py",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -263,7 +277,8 @@ ORDINARY_BASH = [
     "git -C schema status", "git -C . log --oneline", "patch -p1 -i patches/docs.patch",
     "patch schema/shapes.py /tmp/p", "ln -s ../README.md docs/README.md",
     "ln -sf ../schema/shapes.py build/shapes.py", "echo \"built at `date`\" > build/stamp.txt",
-    "git commit -m \"`date`\"", "busybox ls", "exec 3<>schema/fifo",
+    "git commit -m \"`date`\"", "busybox ls", "exec 3<>schema/fifo", "git replace -l",
+    "git rm schema/old.py", "mv schema/a.py schema/b.py", "rm -rf schema/sub",
 ]
 MUST_ALLOW: list[dict[str, Any]] = [bash(c) for c in ORDINARY_BASH] + [
     tool("Write", file_path="{root}/schema/shapes.py", content="x = 1\n"),
@@ -278,6 +293,7 @@ MUST_ALLOW: list[dict[str, Any]] = [bash(c) for c in ORDINARY_BASH] + [
     tool("mcp__filesystem__read_file", path="{root}/.meridian/gates.yaml"),
     tool("mcp__filesystem__write_file", path="{root}/notes.md", content="x"),
     tool("mcp__github__create_issue", title="Bug", body="see .meridian/gates.yaml"),
+    tool("mcp__shell__run", command="pytest -q"),
 ]
 
 
