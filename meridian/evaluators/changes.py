@@ -55,6 +55,27 @@ def changed_lines(old: str | None, new: str) -> Ranges:
     return tuple(ranges)
 
 
+RENAME_SIMILARITY = 0.5  # git's default rename threshold
+
+
+def rename_source(new: str, removed: Mapping[str, str]) -> str | None:
+    """The removed file ``new`` most likely is, moved (similarity >= 50%, git's default
+    rename threshold), or None. A moved or renamed file is diffed against its old self:
+    only the lines the move changed are the change, so renaming a mature module does
+    not make its pre-existing findings block, and a stub planted while moving it does."""
+    best, best_ratio = None, RENAME_SIMILARITY
+    new_lines = new.splitlines()
+    for path in sorted(removed):
+        matcher = difflib.SequenceMatcher(None, removed[path].splitlines(), new_lines,
+                                          autojunk=False)
+        if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
+            continue
+        ratio = matcher.ratio()
+        if ratio >= best_ratio:
+            best, best_ratio = path, ratio
+    return best
+
+
 def touches(ranges: Ranges, first: int, last: int) -> bool:
     return any(start <= last and first <= end for start, end in ranges)
 

@@ -113,7 +113,10 @@ def changed_lines(base_commit: str | None, before: dict[str, bytes],
     if not base_commit:
         return None
     from meridian.evaluators.changes import changed_lines as ranges_of
+    from meridian.evaluators.changes import rename_source
 
+    removed = {path: text for path, data in before.items() if path not in current
+               if (text := gitio.decode_text(data)) is not None}
     out: dict[str, list[tuple[int, int]]] = {}
     for path, data in current.items():
         old = before.get(path)
@@ -123,6 +126,9 @@ def changed_lines(base_commit: str | None, before: dict[str, bytes],
         if new_text is None:
             continue
         old_text = None if old is None else gitio.decode_text(old)
+        if old is None and removed:
+            source = rename_source(new_text, removed)  # moved or renamed: diff the move
+            old_text = None if source is None else removed[source]
         ranges = ranges_of(old_text, new_text)
         if ranges:
             out[path] = [tuple(r) for r in ranges]  # type: ignore[misc]

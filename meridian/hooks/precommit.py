@@ -162,12 +162,13 @@ def _head_text(repo: gitio.Repository, head: gitio.Oid | None, path: str) -> str
 def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                         owners: dict[str, list[str]],
                         staged: dict[str, gitio.Oid | None]) -> list[Refusal]:
-    from meridian.evaluators.changes import changed_lines
+    from meridian.evaluators.changes import changed_lines, rename_source
 
     texts: dict[str, str] = {}
     changed: dict[str, tuple[tuple[int, int], ...]] = {}
     head = gitio.head_commit(repo)
     head_oid = gitio.Oid(hex=head) if head else None
+    removed: dict[str, str] | None = None  # files this commit deletes, read when needed
     for paths in owners.values():
         for path in paths:
             oid = staged.get(path)
@@ -178,8 +179,16 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
             text = gitio.decode_text(gitio.read_blob(repo, oid))
             if text is not None:
                 texts[path] = text
-                # The staged hunks: what this commit changes in the file.
-                changed[path] = changed_lines(_head_text(repo, head_oid, path), text)
+                # The staged hunks: what this commit changes in the file (a file moved or
+                # renamed by this commit: against its old self).
+                old = _head_text(repo, head_oid, path)
+                if old is None and head_oid is not None:
+                    if removed is None:
+                        removed = {p: t for p, o in staged.items() if o is None
+                                   if (t := _head_text(repo, head_oid, p)) is not None}
+                    source = rename_source(text, removed) if removed else None
+                    old = None if source is None else removed[source]
+                changed[path] = changed_lines(old, text)
     if not texts:
         return []
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.

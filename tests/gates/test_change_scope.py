@@ -278,3 +278,26 @@ def test_reopening_a_failed_gate_keeps_its_base_so_a_committed_stub_is_still_jud
     assert result.code == 2, result
     assert "src/cache.py:17  function `size` is a stub" in result.out
     assert not events("gate.passed")
+
+
+def test_a_moved_file_is_diffed_against_its_old_self(legacy, cli):
+    # Moving a mature module must not make its pre-existing findings the gate's; a stub
+    # planted in the move is caught at file:line.
+    assert cli("gate", "start", "cache").code == 0
+    text = (legacy / "src/cache.py").read_text()
+    (legacy / "src/cache.py").unlink()
+    (legacy / "src/store").mkdir()
+    (legacy / "src/store/cache.py").write_text(text.replace("return 0", "return len(cache)"))
+    result = cli("gate", "submit", "cache")
+    assert result.code == 0, result
+    assert "pre-existing" in result.out
+    assert cli("gate", "reopen", "cache", "--reason", "move again").code == 0
+    git(legacy, "add", "-A")
+    git(legacy, "commit", "-q", "--no-verify", "-m", "moved")
+    moved = (legacy / "src/store/cache.py").read_text()
+    (legacy / "src/store/cache.py").unlink()
+    (legacy / "src/cache_store.py").write_text(
+        moved.replace("return len(cache)", "pass"))
+    result = cli("gate", "submit", "cache")
+    assert result.code == 2, result
+    assert "src/cache_store.py:17  function `size` is a stub" in result.out

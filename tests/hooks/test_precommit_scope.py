@@ -79,3 +79,23 @@ def test_the_first_commit_of_a_file_judges_all_of_it(hooked: Path) -> None:
     result = run_git(hooked, "commit", "-q", "-m", "new file")
     assert result.code == 1
     assert "schema/shapes.py:6  [stub_code]" in result.err
+
+
+def test_a_renamed_file_is_judged_against_its_old_self(hooked: Path) -> None:
+    # `git mv` of a mature file: its pre-existing findings are not this commit's (the
+    # whole file used to count as new and the rename was refused).
+    _seed(hooked)
+    git(hooked, "mv", "schema/shapes.py", "schema/geometry.py")
+    result = run_git(hooked, "commit", "-q", "-m", "rename")
+    assert result.code == 0, result
+    # A stub planted while moving the file is still the commit's own.
+    git(hooked, "mv", "schema/geometry.py", "schema/plane.py")
+    write(hooked, "schema/plane.py", LEGACY.replace("    return 2 * (width + height)",
+                                                    "    pass"))
+    git(hooked, "add", "schema/plane.py")
+    before = head(hooked)
+    result = run_git(hooked, "commit", "-q", "-m", "move and stub")
+    assert result.code == 1
+    assert "schema/plane.py:9  [stub_code] function `perimeter` is a stub" in result.err
+    assert "schema/plane.py:6" not in result.err
+    assert head(hooked) == before
