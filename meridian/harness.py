@@ -132,8 +132,8 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
         if shared:
             parts.append(_shared_text(shared).removeprefix("; "))
             weak = True
-        ea = a.get("evaluate") if isinstance(a.get("evaluate"), dict) else {}
-        eb = b.get("evaluate") if isinstance(b.get("evaluate"), dict) else {}
+        ea: dict[str, Any] = a["evaluate"] if isinstance(a.get("evaluate"), dict) else {}
+        eb: dict[str, Any] = b["evaluate"] if isinstance(b.get("evaluate"), dict) else {}
         for key in ("threshold", "evaluator", "command"):
             if ea.get(key) != eb.get(key):
                 parts.append(f"evaluate.{key}: {ea.get(key)} -> {eb.get(key)}")
@@ -290,7 +290,7 @@ def agent_session_active() -> bool:
 def _recorded_pairs(ledger: Any) -> set[tuple[tuple[str, str | None, str | None], ...]]:
     from meridian.ledger import EVENTS
 
-    out = set()
+    out: set[Any] = set()
     for record in ledger.records(EVENTS):
         if record.kind != KIND:
             continue

@@ -277,7 +277,8 @@ def verify(ledger: Ledger, *, full: bool = False) -> Report:
     if fresh:
         _append_evidence(evidence_path(ledger), fresh)
     shown = {str(p) for p in report.problems}
-    report.problems.extend(Problem(**{k: v for k, v in item.items() if k != "found_at"})
+    report.problems.extend(Problem(**{k: v for k, v in item.items()  # type: ignore[arg-type]
+                                      if k != "found_at"})
                            for text, item in kept.items() if text not in shown)
     return report
 

@@ -762,7 +762,7 @@ def _swallowed_nodes(fn: ast.AST) -> set[int]:
             isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 _suppresses_assertions(item.context_expr) for item in node.items))
         if swallowing:
-            for stmt in node.body:  # type: ignore[union-attr]
+            for stmt in node.body:  # type: ignore[attr-defined]
                 out |= {id(n) for n in ast.walk(stmt)}
     return out
 

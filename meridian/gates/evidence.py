@@ -156,8 +156,8 @@ def gate_history(ledger: Ledger) -> GateHistory:
         order = _walk_order(ledger, tip, [], set())
     if cached is None or cached["tip"] != tip_hex:
         _write_order_cache(ledger, tip_hex, order)
-    position = {}
-    commit_of = {}
+    position: dict[str, int] = {}
+    commit_of: dict[str, str] = {}
     for index, entry in enumerate(order):
         if isinstance(entry, list) and len(entry) == 2:
             position.setdefault(entry[0], index)
