@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from meridian.evaluators._js_scan import ADMISSION, MARKER, Masked, mask
+from meridian.evaluators._js_scan import ADMISSION, MARKER, Masked, _matching_brace, mask
 from meridian.evaluators.findings import Finding, Severity
 
 LANGUAGES = {".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
@@ -78,18 +78,6 @@ def native_language(path: str, content: str) -> str | None:
     if not suffix and re.match(r"#!\s*/\S*(?:env\s+)?(?:ba|z|da)?sh\b", content[:80]):
         return "shell"
     return None
-
-
-def _matching_brace(text: str, open_index: int) -> int:
-    depth = 0
-    for k in range(open_index, len(text)):
-        if text[k] == "{":
-            depth += 1
-        elif text[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return k
-    return len(text)
 
 
 class _Source:
