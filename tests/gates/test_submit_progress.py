@@ -131,14 +131,18 @@ def test_ctrl_c_during_a_check_kills_it_and_exits_130_without_a_traceback(projec
     proc = subprocess.Popen([sys.executable, "-m", "meridian", "gate", "submit", "calc"],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid_file = root / "check.pid"
-    deadline = time.monotonic() + 30
+    # Generous: on a loaded machine the submit can take long to reach its check. On
+    # failure, kill first (the check sleeps 60 s: waiting for it would look like a hang).
+    deadline = time.monotonic() + 120
     while not (pid_file.exists() and pid_file.read_text().strip()):
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        if time.monotonic() >= deadline or proc.poll() is not None:
+            proc.kill()
+            raise AssertionError(proc.communicate(timeout=30))
         time.sleep(0.05)
     check_pid = int(pid_file.read_text())
     time.sleep(0.5)  # well inside the wait for it, not in the instant it is spawned
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err and "meridian: interrupted" in err
     try:
