@@ -21,8 +21,12 @@ verdict's subject, outside the agent's reach) catches it.
 
 The walk costs one tree diff per state commit. Its result is cached in
 ``.git/meridian/gate-history-<branch>.json`` keyed by the tip and extended from a cached
-tip that is still an ancestor; a cache is never trusted for a pass: each pass's claim
-(this commit added this event and this verdict) is re-checked on the commit itself.
+tip that is still an ancestor. The cache is a plain file an agent can rewrite with the
+right tip (folding a pass after the reopen that took it back, say), so it is never
+trusted: its order is used only once shown true for every gate event (listed by the
+commit that added it, commits in walk order, a commit's events in stored order:
+``_order_holds``), else the branch is walked again; and each pass's claim (this commit
+added this event and this verdict) is re-checked on the commit itself.
 """
 
 from __future__ import annotations
@@ -137,6 +141,7 @@ def gate_history(ledger: Ledger) -> GateHistory:
     if tip is None:
         return GateHistory(tip=None)
     tip_hex = str(tip)
+    found = [r for r in ledger.records(EVENTS) if r.kind.startswith("gate.")]
     cached = _read_order_cache(ledger)
     order: list[list[str]] | None = None
     if cached is not None:
@@ -152,9 +157,14 @@ def gate_history(ledger: Ledger) -> GateHistory:
                 old = cached["order"]
                 seen = {entry[0] for entry in old if isinstance(entry, list) and entry}
                 order = old + _walk_order(ledger, tip, [since], seen)
+        # A cache is a plain file the agent can rewrite with the right tip: its order is
+        # used only once it is shown true for every gate event (else: walk again).
+        if order is not None and not _order_holds(ledger, tip, order, found):
+            order = None
+    fresh = order is None
     if order is None:
         order = _walk_order(ledger, tip, [], set())
-    if cached is None or cached["tip"] != tip_hex:
+    if fresh or cached is None or cached["tip"] != tip_hex:
         _write_order_cache(ledger, tip_hex, order)
     position: dict[str, int] = {}
     commit_of: dict[str, str] = {}
@@ -162,11 +172,48 @@ def gate_history(ledger: Ledger) -> GateHistory:
         if isinstance(entry, list) and len(entry) == 2:
             position.setdefault(entry[0], index)
             commit_of.setdefault(entry[0], entry[1])
-    found = [r for r in ledger.records(EVENTS) if r.kind.startswith("gate.")]
     # Stored order breaks ties (and places anything the walk did not see last).
     ranked = sorted(enumerate(found), key=lambda item: (position.get(item[1].id, len(order)),
                                                         item[0]))
     return GateHistory(tip=tip_hex, events=[r for _, r in ranked], commit_of=commit_of)
+
+
+def _order_holds(ledger: Ledger, tip: gitio.Oid, order: list[Any],
+                 found: list[Record]) -> bool:
+    """Whether a cached order is the ledger order for every gate event: each is listed,
+    by the commit that really added it, commits in the walk's order, and the events of
+    one commit in the order that commit stored them. Costs a commit walk (no diffs) and
+    one diff per commit that added gate events; the cache still saves the rest."""
+    wanted = {r.id for r in found}
+    listed: list[tuple[str, str]] = []
+    for entry in order:
+        if not (isinstance(entry, list) and len(entry) == 2
+                and all(isinstance(part, str) for part in entry)):
+            return False
+        if entry[0] in wanted:
+            listed.append((entry[0], entry[1]))
+    if {rid for rid, _ in listed} != wanted or len(listed) != len(wanted):
+        return False
+    repo = ledger.repo
+    rank = {str(info.oid): (index, info) for index, info in
+            enumerate(gitio.walk(repo, tip, oldest_first=True))}
+    previous = -1
+    by_commit: dict[str, list[str]] = {}
+    for rid, commit in listed:
+        placed = rank.get(commit)
+        if placed is None or placed[0] < previous:
+            return False
+        previous = placed[0]
+        by_commit.setdefault(commit, []).append(rid)
+    for commit, rids in by_commit.items():
+        info = rank[commit][1]
+        parent = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        ids = (_line_id(line) for line in _added_lines(repo, parent,
+                                                        gitio.commit_tree(repo, info.oid)))
+        added = [rid for rid in ids if rid is not None and rid in wanted]
+        if added != rids:
+            return False
+    return True
 
 
 # --- the consistency of one pass ------------------------------------------------------

@@ -182,11 +182,9 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], tip: gitio.Oid) -> Snapsho
         return None
     if cached["fields"] != _fold_fields():
         return None  # written by a Meridian whose GateFold had other fields
-    from meridian.gates.state import GateFold
+    from meridian.gates.state import GateFold, fold_events
 
-    folds = {gate: GateFold(**fields) for gate, fields in cached["folds"].items()}
-    for record in events:
-        if record.gate:
-            folds.setdefault(record.gate, GateFold()).apply(record)
+    folds = fold_events(events, {gate: GateFold(**fields)
+                                 for gate, fields in cached["folds"].items()})
     return Snapshot(tip=str(tip), folds=_as_json(folds),
                     last_ts=events[-1].ts if events else last_ts, source="incremental")

@@ -109,24 +109,30 @@ class _Fold:
     blocks: int = 0
     updated_at: str | None = None
     forged_reason: str | None = None
-    passed_at: str | None = None  # time of the pass event that made the phase passed
-    # The latest reopen, failure or forged pass: a gate that passed before it, and needs
-    # this one, is stale ("needs X reopened") until it is submitted again.
-    taken_back_at: str | None = None
+    # Positions in ledger order (never timestamps, which whoever wrote the record chose):
+    # of the last event folded here, of the pass that made the phase passed, and of the
+    # latest reopen, failure or forged pass. A gate that passed before a need was taken
+    # back is stale ("needs X reopened") until it is submitted again.
+    last_pos: int = -1
+    passed_pos: int | None = None
+    taken_back_pos: int | None = None
     taken_back: str | None = None
 
-    def apply(self, record: Record) -> None:
+    def apply(self, record: Record, pos: int) -> None:
+        """Fold ``record``, the ``pos``-th gate event in ledger order (0-based, over all
+        gates: positions are compared across gates)."""
         data = record.data
         kind = record.kind
         self.updated_at = record.ts
+        self.last_pos = pos
         if kind == ev.REOPENED:
-            self.taken_back_at, self.taken_back = record.ts, "reopened"
+            self.taken_back_pos, self.taken_back = pos, "reopened"
         elif kind == ev.FAILED:
-            self.taken_back_at, self.taken_back = record.ts, "failed"
+            self.taken_back_pos, self.taken_back = pos, "failed"
         elif kind == INCONSISTENT:
-            self.taken_back_at, self.taken_back = record.ts, FORGED_TEXT
+            self.taken_back_pos, self.taken_back = pos, FORGED_TEXT
         elif kind == ev.PASSED:
-            self.passed_at = record.ts
+            self.passed_pos = pos
         if kind in (ev.STARTED, ev.REOPENED):
             # A reopen after a pass starts new work from HEAD. A reopen of work that never
             # passed (failed, forged, refused) keeps the earlier base: otherwise an agent
@@ -189,11 +195,16 @@ def gate_events(ledger: Ledger, gate_ids: Iterable[str] | None = None,
 GateFold = _Fold
 
 
-def fold_events(records: Iterable[Record]) -> dict[str, _Fold]:
-    folds: dict[str, _Fold] = {}
+def fold_events(records: Iterable[Record], folds: dict[str, _Fold] | None = None
+                ) -> dict[str, _Fold]:
+    """Fold ``records`` (gate events in ledger order) onto ``folds`` (default: none yet),
+    numbering them after the last position already folded."""
+    folds = {} if folds is None else folds
+    pos = max((fold.last_pos for fold in folds.values()), default=-1)
     for record in records:
         if record.gate:
-            folds.setdefault(record.gate, _Fold()).apply(record)
+            pos += 1
+            folds.setdefault(record.gate, _Fold()).apply(record, pos)
     return folds
 
 
@@ -262,8 +273,8 @@ def _taken_back_need(graph: Graph, spec: GateSpec, fold: _Fold, folds: dict[str,
             continue
         seen.add(need)
         upstream = folds.get(need)
-        if upstream is not None and upstream.taken_back_at and fold.passed_at \
-                and upstream.taken_back_at > fold.passed_at:
+        if upstream is not None and upstream.taken_back_pos is not None \
+                and fold.passed_pos is not None and upstream.taken_back_pos > fold.passed_pos:
             return f"needs {need} {upstream.taken_back}"
         pending.extend(graph.gate(need).needs)
     return None
