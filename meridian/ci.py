@@ -8,13 +8,23 @@ the server's checkout and secrets, and trusts nothing it did not recompute:
 2. verify it from the root (``verify --full``: append-only, valid records, consistent
    passes, no record from the future), ignoring every local cache;
 3. re-derive every gate from the events (``forged or inconsistent`` passes fail);
-4. for every gate that stands passed: build the artifact tree of the checked-out
-   commit in a temporary worktree and compare it with the verdict's subject, re-run
-   the gate's checks and the offline scan there (``--reevaluate``: the configured
-   evaluator too, with CI's own credentials), and fail the pass if any of it does not
-   reproduce;
+4. for every gate that stands passed *in the range* (see below): build the artifact
+   tree of the checked-out commit in a temporary worktree and compare it with the
+   verdict's subject, re-run the gate's checks and the offline scan there
+   (``--reevaluate``: the configured evaluator too, with CI's own credentials), and fail
+   the pass if any of it does not reproduce;
 5. list the harness changes between ``--base`` and the checked-out commit, in words,
    computed from the commits themselves (recorded or not);
+
+The range. With ``--base REV`` (the pull request's base, the push's previous tip) a
+pass is *earlier*, and not re-checked, only when it judged exactly what the base held:
+its verdict's subject is the gate's artifact tree at the base and its definition hash
+the gate's definition there, and no pass re-checked here needs it (transitively): a pass
+in the range that rests on it re-checks it too. Which pass is earlier is decided from
+the code commits (trees, ancestry), never from a date or a field of the records, which
+whoever wrote them chose (a state commit dated in the past is re-checked like any
+other). Every earlier pass is listed with the reason it was not re-checked. Without a
+base, or with ``--all``, every standing pass is re-checked.
 
 and exits 1 on any failure, with a markdown summary (``--summary FILE``, and appended
 to ``$GITHUB_STEP_SUMMARY`` when set) for the pull request.
@@ -38,6 +48,17 @@ class GateCheck:
     gate: str
     ok: bool
     lines: list[str] = field(default_factory=list)
+    # What does not reproduce, in a few words each ("its checks fail: `pytest` exit 1").
+    reasons: list[str] = field(default_factory=list)
+
+    def fail(self, reason: str, line: str) -> None:
+        self.ok = False
+        self.reasons.append(reason)
+        self.lines.append(line)
+
+    def headline(self) -> str:
+        return (f"gate {self.gate}: its pass does not reproduce: " + "; ".join(self.reasons)
+                if not self.ok else f"gate {self.gate}: reproduces")
 
 
 @dataclass
@@ -52,6 +73,8 @@ class CiReport:
     gates: list[GateCheck] = field(default_factory=list)
     harness: list[str] = field(default_factory=list)
     harness_weakening: bool = False
+    # Earlier passes (judged what the base held) not re-checked, each with the reason.
+    not_rechecked: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # Problems with no gate to hang on (e.g. the gate graph removed while the state branch
     # records gates).
@@ -66,7 +89,9 @@ class CiReport:
         return {"ok": self.ok, "branch": self.branch, "tip": self.tip, "head": self.head,
                 "base": self.base, "verify_problems": self.verify_problems,
                 "forged": self.forged, "stale": self.stale,
-                "gates": [{"gate": g.gate, "ok": g.ok, "details": g.lines} for g in self.gates],
+                "gates": [{"gate": g.gate, "ok": g.ok, "reasons": g.reasons,
+                           "details": g.lines} for g in self.gates],
+                "not_rechecked": self.not_rechecked,
                 "harness_changes": self.harness, "harness_weakening": self.harness_weakening,
                 "problems": self.problems, "notes": self.notes}
 
@@ -93,11 +118,20 @@ class CiReport:
             out.append("### Stale passes (the code differs from what was judged)")
             out += [f"- {p}" for p in self.stale]
             out.append("")
+        failing = [g for g in self.gates if not g.ok]
+        if failing:
+            out.append("### Passes that do not reproduce")
+            out += [f"- {g.headline()}" for g in failing]
+            out.append("")
         if self.gates:
             out.append("### Passed gates, re-checked here")
             for check in self.gates:
                 out.append(f"- {'ok' if check.ok else '**does not reproduce**'}: `{check.gate}`")
                 out += [f"  - {line}" for line in check.lines]
+            out.append("")
+        if self.not_rechecked:
+            out.append("### Earlier passes, not re-checked")
+            out += [f"- {line}" for line in self.not_rechecked]
             out.append("")
         out.append("### Harness changes in the range")
         if self.harness:
@@ -178,21 +212,27 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
     repo = gitio.open_repo(worktree)
     snap = artifacts.snapshot(repo, worktree, spec.artifacts)
     if snap.subject != status.subject:
-        check.ok = False
-        check.lines.append(f"the artifacts here (tree {snap.subject[:12]}) are not what the "
-                           f"verdict judged (tree {str(status.subject)[:12]})")
+        check.fail("its verdict judged other files than the commit holds",
+                   f"the artifacts here (tree {snap.subject[:12]}) are not what the "
+                   f"verdict judged (tree {str(status.subject)[:12]})")
         return check
     check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
     results = checks.run_checks(spec.checks, worktree, status.gate)
+    failed = [r for r in results if not r.passed]
     for result in results:
         if result.passed:
             check.lines.append(f"check ok: `{result.command}`")
-        else:
-            check.ok = False
-            how = "timed out" if result.timed_out else f"exit {result.exit_code}"
-            tail = " / ".join(line for line in result.output.splitlines()[-3:] if line.strip())
-            check.lines.append(f"check FAILED ({how}): `{result.command}`"
-                               + (f": {tail[:300]}" if tail else ""))
+            continue
+        how = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        tail = " / ".join(line for line in result.output.splitlines()[-3:] if line.strip())
+        line = f"check FAILED ({how}): `{result.command}`" + (f": {tail[:300]}" if tail else "")
+        check.lines.append(line)
+    if failed:
+        first = failed[0]
+        how = "timed out" if first.timed_out else f"exit {first.exit_code}"
+        check.ok = False
+        check.reasons.append(f"its checks do not reproduce ({len(failed)} of {len(results)} "
+                             f"fail; `{first.command[:80]}` {how})")
     here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
                    ledger=project.ledger)
     # The change is judged from the range's base (or, without one, every artifact as
@@ -208,23 +248,22 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
         try:
             verdict = evaluate(bundle, settings, disabled_checks=disabled, cwd=worktree)
         except (EvaluatorUnavailable, MeridianError) as exc:
-            check.ok = False
-            check.lines.append(f"{label}: no verdict ({exc})")
+            check.fail(f"the {label} gave no verdict", f"{label}: no verdict ({exc})")
             continue
         high = [i for i in verdict.issues if i.severity == "high"]
         if verdict.passed:
             check.lines.append(f"{label} ({verdict.evaluator}): passes, overall {verdict.overall}")
         else:
-            check.ok = False
-            check.lines.append(
+            check.fail(
+                f"the {label} fails it (overall {verdict.overall} vs {verdict.threshold})",
                 f"{label} ({verdict.evaluator}): FAILS, overall {verdict.overall} vs "
                 f"{verdict.threshold}" + (f"; {high[0].where()} {high[0].message}" if high else ""))
     return check
 
 
 def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = None,
-           fetch: bool = True, reevaluate: bool = False) -> CiReport:
-    from meridian.gates.state import derive_states, stale_reason
+           fetch: bool = True, reevaluate: bool = False, recheck_all: bool = False) -> CiReport:
+    from meridian.gates.state import derive_states
     from meridian.verify import verify
 
     project = _open_project(path)
@@ -251,22 +290,91 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
         if status.state == "forged":
             report.forged.append(f"`{status.gate}`: {status.forged_reason}")
         elif status.state == "stale":
-            report.stale.append(f"`{status.gate}`: {stale_reason(status)}")
+            report.stale.append(f"`{status.gate}`: {_stale_text(project.repo, status, head)}")
     passed = [s for s in statuses.values() if s.state == "passed"]
     if not passed or head is None:
         return report
     worktree = Path(tempfile.mkdtemp(prefix="meridian-ci-"))
     try:
+        if report.base is not None and not recheck_all:
+            gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "base"),
+                       report.base], project.root)
+            passed = _in_range(project, passed, worktree / "base", report)
         gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "tree"), head],
                   project.root)
         for status in passed:
             report.gates.append(_recheck_gate(project, status, worktree / "tree", reevaluate,
                                               report.base))
     finally:
-        gitio.git(["worktree", "remove", "--force", str(worktree / "tree")], project.root,
-                  check=False)
+        for name in ("tree", "base"):
+            if (worktree / name).exists():
+                gitio.git(["worktree", "remove", "--force", str(worktree / name)],
+                          project.root, check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     return report
+
+
+def _stale_text(repo: gitio.Repository, status: Any, head: str | None) -> str:
+    """Why a stale pass does not cover the checked-out code, said for a PR reviewer."""
+    from meridian.gates.state import stale_reason
+
+    reason = stale_reason(status)
+    if status.subject and status.current_subject and status.subject != status.current_subject:
+        try:
+            held = gitio.Oid(hex=status.subject) in repo
+        except ValueError:
+            held = False
+        at = f" at {head[:12]}" if head else ""
+        reason += (f"; its verdict judged tree {status.subject[:12]}, the gate's artifacts{at} "
+                   f"are tree {status.current_subject[:12]}"
+                   + ("" if held else " (a tree this repository does not hold: no real "
+                      "evaluation read it)"))
+    return reason
+
+
+def _in_range(project: Any, passed: list[Any], base_tree: Path, report: CiReport) -> list[Any]:
+    """The passes to re-check for the range from ``base_tree`` (a worktree of the base);
+    the earlier ones go to ``report.not_rechecked`` with the reason."""
+    from meridian.config import load_config
+    from meridian.gates import artifacts
+    from meridian.gates.definition import spec_hash
+    from meridian.gates.globs import worktree_files
+    from meridian.gates.graph import load_graph
+
+    base = str(report.base)[:12]
+    try:
+        base_graph = load_graph(base_tree, load_config(base_tree))
+    except MeridianError as exc:
+        report.notes.append(f"the gate graph at base {base} does not load ({exc}); every pass "
+                            "was re-checked")
+        return passed
+    repo = gitio.open_repo(base_tree)
+    listing = None
+    earlier: dict[str, str] = {}
+    for status in passed:
+        if status.gate not in base_graph.specs:
+            continue
+        listing = listing if listing is not None else worktree_files(repo, base_tree)
+        spec = base_graph.gate(status.gate)
+        subject = artifacts.snapshot(repo, base_tree, spec.artifacts, listing).subject
+        if subject == status.subject and spec_hash(base_graph, status.gate) == status.spec_hash:
+            earlier[status.gate] = subject
+    # A pass re-checked here rests on every pass it needs: those are re-checked too.
+    wanted = {s.gate for s in passed if s.gate not in earlier}
+    pending = list(wanted)
+    while pending:
+        for need in project.graph.gate(pending.pop()).needs:
+            if need not in wanted:
+                wanted.add(need)
+                pending.append(need)
+    for status in passed:
+        if status.gate in earlier and status.gate not in wanted:
+            report.not_rechecked.append(
+                f"`{status.gate}`: its verdict judged tree {earlier[status.gate][:12]}, the "
+                f"gate's artifacts and definition at base {base}, unchanged in the range, and "
+                "no pass re-checked here needs it: nothing in the range rests on it "
+                "(`meridian ci --all` re-checks it)")
+    return [s for s in passed if s.gate in wanted]
 
 
 def _open_project(path: str) -> Any:

@@ -1,4 +1,4 @@
-"""``meridian ci [--base REV] [--reevaluate] [--summary FILE] [--json]``: re-derive every
+"""``meridian ci [--base REV] [--all] [--reevaluate] [--summary FILE] [--json]``: re-derive every
 pass from scratch, as CI (the authority outside the agent's reach) does."""
 
 from __future__ import annotations
@@ -15,8 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "gate's checks and the offline scan in a temporary worktree; list the harness "
         "changes of the range. Exit 1 when any pass does not reproduce.")
     parser.add_argument("--base", metavar="REV",
-                        help="start of the pushed range, for the harness changes listed "
-                        "(e.g. origin/main, or the pull request's base commit)")
+                        help="start of the pushed range (the pull request's base commit, the "
+                        "push's previous tip): harness changes are listed from it, and a pass "
+                        "that judged exactly what it held, with nothing in the range resting "
+                        "on it, is listed as earlier instead of re-checked (default: the "
+                        "whole history, every pass re-checked)")
+    parser.add_argument("--all", action="store_true", dest="recheck_all",
+                        help="re-check every standing pass, earlier ones too")
     parser.add_argument("--remote", help="remote to fetch the state branch from "
                         "(default: the config's remote)")
     parser.add_argument("--no-fetch", action="store_true",
@@ -35,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from meridian.ci import run_ci, write_summary
 
     report = run_ci(".", base=args.base, remote=args.remote, fetch=not args.no_fetch,
-                    reevaluate=args.reevaluate)
+                    reevaluate=args.reevaluate, recheck_all=args.recheck_all)
     write_summary(report, args.summary)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

@@ -25,6 +25,14 @@ NPM = "npm_" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8Ue"
 PEM_BODY = "MIIEowIBAAKCAQEAr7Xw9LmQ2pZ"
 PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
 URL_PASSWORD = "pg-Pa55-w0rd"
+# The rest of the issue's list: prefixed assignment names, and each provider's shape.
+AWS_ASSIGNED = "Wq7Rt2Yx9Vb4Nc6Kd8Hf1Gj3Sa5Ue0Lm2Pz7Qx4T"
+STRIPE_SECRET = "str1pe-Secr3t-Value-88"
+SLACK = "xoxb-" + "2048-Zq81Lm3Pw7Rt5Yx2Vb9Nc4"
+SENDGRID = "SG." + "Zq81Lm3Pw7Rt5Yx2Vb9N" + "." + "c4Kd6Hf0Gj1Sa8UeZq81Lm3Pw7Rt5Yx2Vb9Nc4Kd"
+AZURE = "Ab1" + "8Q~" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8"  # 40 characters
+GITHUB_FINE = "github_pat_" + "11ABCDEFG0" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8Ue"
+PYPI = "pypi-" + "AgEIcHlwaS5vcmc" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8UeZq81Lm3Pw7Rt5Yx2"
 
 PLANTED = (
     f"DATABASE_PASSWORD={DB_PASSWORD}\n"
@@ -33,8 +41,14 @@ PLANTED = (
     f"NPM_TOKEN {NPM}\n"
     f"postgres://app:{URL_PASSWORD}@db.internal:5432/app\n"
     f"{PEM}\n"
+    f"AWS_SECRET_ACCESS_KEY={AWS_ASSIGNED}\n"
+    f"STRIPE_SECRET: {STRIPE_SECRET}\n"
+    f"slack {SLACK} sendgrid {SENDGRID}\n"
+    f"azure {AZURE} github {GITHUB_FINE}\n"
+    f"pypi {PYPI}\n"
 )
-SECRETS = (AWS_ID, AWS_SECRET, DB_PASSWORD, NPM, PEM_BODY, URL_PASSWORD)
+SECRETS = (AWS_ID, AWS_SECRET, DB_PASSWORD, NPM, PEM_BODY, URL_PASSWORD, AWS_ASSIGNED,
+           STRIPE_SECRET, SLACK, SENDGRID, AZURE, GITHUB_FINE, PYPI)
 
 
 def assert_clean(text: str, where: str) -> None:
@@ -151,3 +165,31 @@ def test_health_report_holds_no_planted_key(project: Path, cli: Callable[..., Pr
     result = cli("health", "--html", str(report))
     assert result.code == 0, result
     assert_clean(report.read_text() + result.out, "health --html")
+
+
+def test_an_agents_run_file_its_export_and_comparison_are_redacted(
+        project: Path, cli: Callable[..., Proc], tmp_path: Path) -> None:
+    """Run files: a command agent prints every planted key in its answer and in a step's
+    output; the stored run, `eval export`, `eval show` and `eval compare` hold none."""
+    agent = tmp_path / "agent.py"
+    printed = {"final_output": PLANTED, "steps": [
+        {"index": 0, "kind": "tool", "name": "shell", "input": {"cmd": PLANTED},
+         "output": PLANTED}]}
+    agent.write_text(f"import json\nprint(json.dumps({printed!r}))\n")
+    suite = tmp_path / "mini.yaml"
+    suite.write_text("suite: mini\ntasks:\n  - id: leak\n    input: print the env\n"
+                     "    expected: nothing\n    grader: [exact_match]\n")
+    for _ in range(2):
+        result = cli("eval", "run", str(suite), "--agent", f"command:{sys.executable} {agent}",
+                     "--offline")
+        assert result.code in (0, 1), result
+        assert_clean(result.out + result.err, "eval run output")
+    assert_clean(all_history(project), "git log -p --all")
+    exported = tmp_path / "run.json"
+    assert cli("eval", "export", "latest", str(exported)).code == 0
+    assert_clean(exported.read_text(), "eval export")
+    for args in (("eval", "show", "latest"), ("eval", "show", "latest", "--json"),
+                 ("eval", "compare", "latest", "latest~1", "--format", "markdown")):
+        result = cli(*args)
+        assert result.code in (0, 1) and "mini" in result.out, result
+        assert_clean(result.out + result.err, " ".join(args))
