@@ -22,11 +22,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from meridian import gitio, layout, records
 from meridian.errors import LedgerConflict, MeridianError
 from meridian.records import Record
+
+if TYPE_CHECKING:
+    from meridian.idindex import IdSet
 
 # config.DEFAULT_BRANCH, spelled out: importing meridian.config (its pydantic models and
 # yaml) would cost every pre-commit hook that verifies a new state commit.
@@ -96,8 +99,8 @@ class Ledger:
                                 ".meridian/config.yaml)")
         name, email = gitio.identity(repo)
         self.writer = f"{name} <{email}>"
-        # stream -> (commit, ids of the stream at that commit), for Write(dedupe=True)
-        self._ids_at: dict[str, tuple[gitio.Oid, frozenset[str]]] = {}
+        # stream -> the ids of the stream at a commit, for Write(dedupe=True)
+        self._ids_at: dict[str, IdSet] = {}
         self._counter: Path | None = None  # .git/meridian/unpacked-<branch>, once known
 
     @classmethod
@@ -415,30 +418,28 @@ class Ledger:
         return Write(summary=write.summary, records=clean_records, blobs=blobs,
                      trailers=trailers, dedupe=write.dedupe)
 
-    def _ids_for_dedupe(self, stream: str, tip: gitio.Oid | None) -> set[str]:
-        """Ids of ``stream`` at ``tip``; after the first read, only what was appended since.
+    def _ids_for_dedupe(self, stream: str, tip: gitio.Oid | None) -> IdSet:
+        """Ids of ``stream`` at ``tip``, from the index of its ids (``meridian.idindex``).
 
         A retry after losing the compare-and-swap, or this ledger's next write, reads the
-        lines added since the commit it last read (``new_records``), not the whole
-        stream again. A commit's content never changes, so the ids at a commit are exact;
-        a change that is not a pure append (a merge re-sharded the stream) reads it all.
+        lines added since the commit it last read (``new_records``); a fresh ledger loads
+        the index kept under ``.git/meridian`` and catches it up the same way, so a
+        write costs what was appended since, not the stream. The returned set is this
+        ledger's own: the caller must not add to it (the write may still lose).
         """
-        if tip is None:
-            return set()
+        from meridian import idindex
+
         cached = self._ids_at.get(stream)
-        ids: frozenset[str] | None = None
-        if cached is not None:
-            at, known = cached
-            if at == tip:
-                ids = known
-            else:
-                added = self.new_records(stream, since=at, at=tip)
-                if added is not None:
-                    ids = known.union(record.id for record in added)
-        if ids is None:
-            ids = frozenset(self.ids(stream, at=tip))
-        self._ids_at[stream] = (tip, ids)
-        return set(ids)
+        if cached is not None and tip is not None and cached.at is not None:
+            if cached.at == tip:
+                return cached
+            added = self.new_records(stream, since=cached.at, at=tip)
+            if added is not None:
+                cached.update((record.id for record in added), tip)
+                return cached
+        ids = idindex.load(self, stream, tip)
+        self._ids_at[stream] = ids
+        return ids
 
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo
@@ -448,16 +449,18 @@ class Ledger:
         skipped: list[Record] = []
 
         grouped: dict[tuple[str, str], list[Record]] = {}
-        seen_by_stream: dict[str, set[str]] = {}
+        stored_ids: dict[str, IdSet] = {}
+        pending: dict[str, set[str]] = {}  # ids this write adds, per stream
         for stream, record in write.records:
             if write.dedupe:
-                known = seen_by_stream.get(stream)
+                known = stored_ids.get(stream)
                 if known is None:
-                    known = seen_by_stream[stream] = self._ids_for_dedupe(stream, tip)
-                if record.id in known:
+                    known = stored_ids[stream] = self._ids_for_dedupe(stream, tip)
+                mine = pending.setdefault(stream, set())
+                if record.id in mine or (record.id in known and known.confirmed(record.id)):
                     skipped.append(record)
                     continue
-                known.add(record.id)
+                mine.add(record.id)
             grouped.setdefault((stream, record.month), []).append(record)
             written.append(record)
 
@@ -493,6 +496,12 @@ class Ledger:
         parents = [] if tip is None else [tip]
         oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
         self._acknowledge(oid, tree, tip)
+        if stored_ids:
+            from meridian import idindex
+
+            for stream, known in stored_ids.items():
+                known.update(pending.get(stream, ()), oid)
+                idindex.save(self, known)
         return WriteResult(commit=oid, written=written, skipped=skipped)
 
     def _acknowledge(self, oid: gitio.Oid, tree: gitio.Oid, tip: gitio.Oid | None) -> None:

@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from meridian import gitio, layout, records
+from meridian import gitio, idindex, layout, records
 from meridian.errors import MeridianError
-from meridian.ledger import FUTURE_SKEW_SECONDS, Ledger
+from meridian.idindex import IdSet
+from meridian.ledger import EVENTS, FUTURE_SKEW_SECONDS, Ledger
 
 
 @dataclass(frozen=True)
@@ -79,28 +80,11 @@ def _id_kind_ts(line: bytes) -> tuple[str | None, str, str]:
         return None, "", ""
 
 
-# (stream, None) -> ids of the whole stream; (stream, month) -> ids stored under that month.
-KnownIds = Callable[[str, "str | None"], set[str]]
+# stream -> the ids stored in it before the commit being checked (``meridian.idindex``).
+KnownIds = Callable[[str], IdSet]
 
 
-def ids_under(ledger: Ledger, stream: str, month: str | None, at: gitio.Oid) -> set[str]:
-    """Ids stored in ``stream`` (only its ``month`` directory when given) at ``at``."""
-    if month is None:
-        return ledger.ids(stream, at=at)
-    tree = ledger.tree(at)
-    out: set[str] = set()
-    month_tree = gitio.tree_entry(ledger.repo, tree, f"{stream}/{month}")
-    paths = layout.month_shards(ledger.repo, month_tree, f"{stream}/{month}") \
-        if isinstance(month_tree, gitio.Tree) else []
-    for path in paths:
-        data = gitio.blob_data(gitio.tree_entry(ledger.repo, tree, path))
-        for line in (data or b"").splitlines():
-            # Lines the ledger wrote start with the id; parse only the others.
-            rid = line[7:39].decode() if line[:7] == b'{"id":"' and line[39:41] == b'",' \
-                else _record_id(line)
-            if rid:
-                out.add(rid)
-    return out
+PASSED = "gate.passed"  # meridian.gates.evidence.PASSED, without importing the gates
 
 
 def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterator[Problem]:
@@ -117,7 +101,8 @@ def _check_lines(commit: str, path: str, data: bytes, first_line: int) -> Iterat
 
 def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
                   new: gitio.Oid | None, known_ids: KnownIds,
-                  commit_time: int | None = None) -> Iterator[Problem]:
+                  commit_time: int | None = None,
+                  passes: list[tuple[bytes, str]] | None = None) -> Iterator[Problem]:
     repo = ledger.repo
     if not path.endswith(".jsonl"):
         if old is not None and new is None:
@@ -143,11 +128,10 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
     first_line = old_data.count(b"\n") + 1
     appended = new_data[len(old_data):]
     yield from _check_lines(commit, path, appended, first_line)
-    # A second copy of a record is refused. A content-addressed one (the same memory
-    # written twice) would let its writer and time be forged, so the whole stream is
-    # checked. Any other id hashes its time, and a record is stored under the month of
-    # its time, so a replayed copy (a gate passed twice, a cost counted twice) can only
-    # be in that month's shards: checking them costs one month, not the stream.
+    # A second copy of a record is refused (the same memory written twice, a gate passed
+    # twice, a cost counted twice), looked up in the index of the stream's ids before
+    # this commit: what it costs follows the new lines, not the stream. An id the index
+    # names is confirmed from git before it is reported (the index is a cache).
     stream, month = layout.split_shard_path(path) or (layout.stream_of(path) or "", "")
     for offset, line in enumerate(appended.splitlines()):
         rid, kind, ts = _id_kind_ts(line)
@@ -160,11 +144,12 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
             yield Problem(commit, path, first_line + offset, rid,
                           f"stamped {ts}, more than {FUTURE_SKEW_SECONDS}s after the commit "
                           "that added it (a record from the future)")
-        addressed = kind.startswith(records.CONTENT_ADDRESSED_PREFIXES)
-        ids = known_ids(stream, None if addressed else month)
-        if rid in ids:
+        ids = known_ids(stream)
+        if rid in ids and ids.confirmed(rid):
             yield Problem(commit, path, first_line + offset, rid,
                           "duplicates a record already in the stream")
+        elif passes is not None and kind == PASSED and stream == EVENTS:
+            passes.append((line, commit))
         ids.add(rid)
 
 
@@ -382,9 +367,11 @@ def _verify(ledger: Ledger, *, full: bool = False) -> Report:
             return report
         hide.append(cached_oid)
         report.incremental = True
-    # Ids already in each stream, carried along the walk (read once per stream, lazily).
-    ids_at: dict[tuple[str, str | None], set[str]] = {}
+    # Ids already in each stream, carried along the walk: from the index of verified ids
+    # (meridian.idindex) once per stream, lazily, then extended line by line.
+    ids_at: dict[str, IdSet] = {}
     ids_commit: gitio.Oid | None = None
+    passes: list[tuple[bytes, str]] = []  # (gate.passed line, the commit that added it)
     boundary = gitio.shallow_boundary(repo)
     now = time.time()
     for info in gitio.walk(repo, tip, oldest_first=True, hide=hide):
@@ -404,12 +391,11 @@ def _verify(ledger: Ledger, *, full: bool = False) -> Report:
         if ids_commit != parent:
             ids_at = {}
 
-        def known_ids(stream: str, month: str | None, parent: gitio.Oid | None = parent,
-                      cache: dict[tuple[str, str | None], set[str]] = ids_at) -> set[str]:
-            key = (stream, month)
-            if key not in cache:
-                cache[key] = set() if parent is None else ids_under(ledger, stream, month, parent)
-            return cache[key]
+        def known_ids(stream: str, parent: gitio.Oid | None = parent,
+                      cache: dict[str, IdSet] = ids_at) -> IdSet:
+            if stream not in cache:
+                cache[stream] = idindex.load(ledger, stream, parent)
+            return cache[stream]
 
         new_tree = gitio.commit_tree(repo, info.oid)
         old_tree = gitio.commit_tree(repo, parent) if parent is not None else None
@@ -418,12 +404,37 @@ def _verify(ledger: Ledger, *, full: bool = False) -> Report:
                                            "commit dated in the future"))
         for path, old, new in gitio.changed_paths(repo, old_tree, new_tree):
             report.problems.extend(_check_change(ledger, commit, path, old, new, known_ids,
-                                                 info.time))
+                                                 info.time, passes))
         ids_commit = info.oid
-    report.problems.extend(check_passes(ledger))
+    # A pass is checked against its evidence once, by the walk that meets the commit
+    # adding it: that commit and its verdict never change on an append-only branch.
+    # --full checks every pass on the branch again (what a newer Meridian's rules say).
+    report.problems.extend(check_passes(ledger) if full else _check_new_passes(ledger, passes))
     if report.ok:
+        if ids_commit == tip:
+            for ids in ids_at.values():
+                ids.at = tip
+                idindex.save(ledger, ids)
         cache_path(ledger).write_text(str(tip) + "\n")
     return report
+
+
+def _check_new_passes(ledger: Ledger, passes: list[tuple[bytes, str]]) -> list[Problem]:
+    if not passes:
+        return []
+    from meridian.gates.evidence import check_pass
+
+    problems = []
+    for line, commit in passes:
+        try:
+            record = records.parse_line(line)
+        except MeridianError:
+            continue  # reported as an invalid record by the walk
+        reason = check_pass(ledger, record, commit)
+        if reason is not None:
+            problems.append(Problem(commit, "events", None, record.id,
+                                    f"gate {record.gate}: forged or inconsistent pass: {reason}"))
+    return problems
 
 
 def check_passes(ledger: Ledger) -> list[Problem]:
