@@ -135,7 +135,40 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
 
 
 def reflog_targets(repo: Repository, refname: str, limit: int) -> list[str]:
-    """The ids ``refname`` pointed at, newest first, from git's reflog (empty without one)."""
+    """The ids ``refname`` pointed at, newest first, from git's reflog (empty without one).
+
+    Read from the end of the reflog file, so the cost follows ``limit``, not the number
+    of times the ref ever moved (libgit2 parses the whole log); libgit2's reader is the
+    fallback for a log this cannot read.
+    """
+    path = common_dir(repo) / "logs" / refname
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            chunk, data = 256 * max(limit, 1), b""
+            while True:
+                start = max(0, size - chunk)
+                handle.seek(start)
+                data = handle.read(size - start)
+                lines = data.splitlines()
+                if start == 0 or len(lines) > limit:
+                    break
+                chunk *= 4
+        if start > 0:
+            lines = lines[1:]  # the first one may be cut
+        out = []
+        for line in reversed(lines):
+            fields = line.split(b" ", 2)
+            if len(fields) < 3 or len(fields[1]) != 40:
+                raise ValueError("not a reflog line")
+            out.append(fields[1].decode("ascii"))
+            if len(out) >= limit:
+                break
+        return out
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, UnicodeDecodeError):
+        pass
     try:
         ref = repo.references.get(refname)
         if ref is None:
@@ -148,6 +181,21 @@ def reflog_targets(repo: Repository, refname: str, limit: int) -> list[str]:
         return out
     except (pygit2.GitError, OSError, ValueError):
         return []
+
+
+def ancestors_among(repo: Repository, tip: Oid, wanted: set[str], limit: int) -> set[str]:
+    """Those of ``wanted`` that are ``tip`` or among its ``limit`` newest ancestors
+    (one walk, stopped once every wanted id was met)."""
+    found: set[str] = set()
+    for count, commit in enumerate(repo.walk(tip, pygit2.enums.SortMode.NONE)):
+        oid = str(commit.id)
+        if oid in wanted:
+            found.add(oid)
+            if len(found) == len(wanted):
+                break
+        if count >= limit:
+            break
+    return found
 
 
 def list_refs(repo: Repository, prefix: str) -> list[str]:

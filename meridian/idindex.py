@@ -20,7 +20,8 @@ The base holds every id of the stream at the key commit; a segment adds the ids 
 between its ``from`` commit (the key reached so far) and its ``to`` commit. A writer
 appends one small segment (O_APPEND, one write: an update costs what it adds), and the
 file is rewritten (compacted, written to a temporary file and renamed) when its
-segments grow past COMPACT_IDS ids or a segment does not chain. Lookups are a binary
+segments grow past COMPACT_IDS ids or COMPACT_SEGMENTS segments, or one does not
+chain. Lookups are a binary
 search in the base plus a set of the segments' ids.
 
 The index is a cache, never trust (issue #11): it is used only for a commit it names
@@ -55,6 +56,7 @@ VERSION = 1
 MAGIC = b"meridian-ids"
 WIDTH = 16  # a 32-hex-digit id, binary
 COMPACT_IDS = 4096  # ids in segments before the file is rewritten as one base
+COMPACT_SEGMENTS = 64  # segments before the same (each costs its parse on every load)
 ANCESTOR_TRIES = 4  # keys tried with a graph walk before recomputing from the root
 
 
@@ -449,7 +451,8 @@ def save(ledger: Ledger, ids: IdSet) -> None:
     if parsed is not None and parsed.keys[-1] == at:
         return  # already there
     if parsed is not None and parsed.clean and ids.loaded_at is not None \
-            and parsed.segment_ids + len(ids.trusted) <= COMPACT_IDS:
+            and parsed.segment_ids + len(ids.trusted) <= COMPACT_IDS \
+            and len(parsed.segments) < COMPACT_SEGMENTS:
         last = _oid(parsed.keys[-1])
         # A segment continues the chain from its last key; what this process read since
         # the key it loaded covers everything appended after that last key.

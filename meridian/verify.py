@@ -276,7 +276,12 @@ def _rewrites_in_reflog(ledger: Ledger, tip: gitio.Oid) -> list[Problem]:
     rewrite, found even when the verified-tip marker was deleted or pointed elsewhere."""
     problems = []
     seen: set[str] = set()
-    for old in gitio.reflog_targets(ledger.repo, ledger.refname, REFLOG_ENTRIES):
+    targets = gitio.reflog_targets(ledger.repo, ledger.refname, REFLOG_ENTRIES)
+    # An appending branch's reflog names its newest commits: one walk over those answers
+    # for most entries; the others are each asked of the commit graph.
+    if targets:
+        seen.update(gitio.ancestors_among(ledger.repo, tip, set(targets), 2 * REFLOG_ENTRIES))
+    for old in targets:
         if old in seen or old == str(tip):
             continue
         seen.add(old)

@@ -254,3 +254,160 @@ def test_a_record_filed_under_another_month_is_refused(
     assert main(["verify"]) == 1
     assert (f"events/2021-05/0000.jsonl:1: record {record.id} stored under 2021-05 but its "
             "time 2020-01-02T03:04:05.000006Z is not in it") in capsys.readouterr().out
+
+
+# --- the index of verified ids (meridian.idindex): a cache, never trust ----------------
+
+
+def _replay(repo: Path, tmp_path: Path) -> tuple[str, str]:
+    """Commit a verbatim copy of the first event by hand: (its id, the commit)."""
+    rid = ""
+
+    def copy_first(shard: Path) -> None:
+        nonlocal rid
+        first = shard.read_text().splitlines()[0]
+        rid = json.loads(first)["id"]
+        shard.write_text(shard.read_text() + first + "\n")
+
+    sha = _tamper(repo, tmp_path, copy_first)
+    return rid, sha
+
+
+def _indexed(repo: Path) -> Ledger:
+    """A verified branch of a few events whose ids are in the index."""
+    from meridian import idindex
+
+    ledger = _populated(repo)
+    assert verify(ledger).ok
+    assert idindex.index_path(ledger, "events").is_file()
+    return ledger
+
+
+def _rewrite_index(ledger: Ledger, key: str, ids: set[str]) -> None:
+    """Write a well-formed index (checksum and all) claiming ``ids`` at ``key``."""
+    from meridian import idindex
+
+    binary, other = idindex._split(ids)
+    idindex._write_whole(idindex.index_path(ledger, "events"), "events", key,
+                         b"".join(sorted(binary)), set(other))
+
+
+def _duplicate_found(ledger: Ledger, rid: str) -> bool:
+    return any(p.record == rid and p.reason == "duplicates a record already in the stream"
+               for p in verify(ledger).problems)
+
+
+def test_the_index_lets_verify_read_only_the_new_lines(repo: Path) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    for n in range(3):
+        ledger.emit("test.append", {"n": 100 + n})
+        report = verify(ledger)
+        assert report.ok and report.commits == 1
+    loaded = idindex.load(ledger, "events", ledger.tip())
+    assert loaded.loaded_at == ledger.tip() and not loaded.trusted  # all from the file
+    assert all(r.id in loaded for r in ledger.records())
+
+
+def test_an_index_missing_an_id_does_not_hide_a_duplicate(repo: Path, tmp_path: Path) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    path = idindex.index_path(ledger, "events")
+    first = next(iter(ledger.records()))
+    data = path.read_bytes()
+    raw = bytes.fromhex(first.id)
+    assert raw in data
+    path.write_bytes(data.replace(raw, b""))  # a hand edit: the checksum no longer holds
+    rid, _ = _replay(repo, tmp_path)
+    assert rid == first.id
+    assert _duplicate_found(ledger, rid)
+
+
+def test_an_index_with_an_extra_id_invents_no_duplicate(repo: Path, tmp_path: Path) -> None:
+    ledger = _indexed(repo)
+    record = ledger.record("test.append", {"n": "new"})
+    known = {r.id for r in ledger.records()}
+    _rewrite_index(ledger, str(ledger.tip()), known | {record.id})  # checksum recomputed
+    from meridian.ledger import Write
+
+    ledger.commit(Write(summary="append").add("events", record))
+    report = verify(ledger)
+    assert report.ok, report.problems  # the claimed id was checked against the commits
+    # and a real duplicate is still found afterwards
+    rid, _ = _replay(repo, tmp_path)
+    assert _duplicate_found(ledger, rid)
+
+
+@pytest.mark.parametrize("key", ["foreign", "code commit", "older"])
+def test_an_index_under_a_wrong_key_is_recomputed(repo: Path, tmp_path: Path, key: str) -> None:
+    ledger = _indexed(repo)
+    ids = {r.id for r in ledger.records()}
+    first = next(iter(ledger.records())).id
+    if key == "foreign":
+        named = "ab" * 20  # no such commit here
+    elif key == "code commit":
+        git(repo, "commit", "-q", "--allow-empty", "-m", "code")
+        named = git(repo, "rev-parse", "HEAD").strip()  # exists, not on the state branch
+    else:  # an ancestor's true ids (an index left from earlier): caught up from git
+        from meridian import gitio, idindex
+
+        named = git(repo, "rev-parse", "meridian/state~2").strip()
+        ids = idindex.scan_ids(ledger, "events", gitio.Oid(hex=named)) | {first}
+    _rewrite_index(ledger, named, ids - {first} if key != "older" else ids)
+    rid, _ = _replay(repo, tmp_path)
+    assert _duplicate_found(ledger, rid)
+
+
+def test_a_deleted_index_is_rebuilt(repo: Path, tmp_path: Path) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    path = idindex.index_path(ledger, "events")
+    path.unlink()
+    ledger.emit("test.append", {"n": "after"})
+    assert verify(ledger).ok
+    assert path.is_file()
+    assert idindex.load(ledger, "events", ledger.tip()).loaded_at == ledger.tip()
+    path.unlink()
+    rid, _ = _replay(repo, tmp_path)
+    assert _duplicate_found(ledger, rid)
+
+
+@pytest.mark.parametrize("cut", ["half the file", "a torn segment", "garbage"])
+def test_a_torn_index_is_rebuilt(repo: Path, tmp_path: Path, cut: str) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    path = idindex.index_path(ledger, "events")
+    ledger.emit("test.append", {"n": "segment"})
+    assert verify(ledger).ok
+    data = path.read_bytes()
+    assert b"\n+ " in data  # the second verify appended a segment
+    if cut == "half the file":
+        path.write_bytes(data[: len(data) // 2])
+    elif cut == "a torn segment":
+        path.write_bytes(data[:-3])
+    else:
+        path.write_bytes(b"\0" * len(data))
+    rid, _ = _replay(repo, tmp_path)
+    assert _duplicate_found(ledger, rid)
+    if cut == "a torn segment":  # the base before the torn segment still serves
+        assert idindex._parse(path.read_bytes()[:-3] + b"xyz", "events") is not None
+
+
+def test_index_lookups_match_the_stream_through_segments_and_compaction(repo: Path) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    for n in range(idindex.COMPACT_SEGMENTS + 3):
+        ledger.emit("test.append", {"n": 1000 + n})
+        assert verify(ledger).ok
+    parsed, _ = idindex._read_file(ledger, "events")
+    assert parsed is not None and parsed.clean
+    assert len(parsed.segments) < idindex.COMPACT_SEGMENTS  # compacted once on the way
+    loaded = idindex.load(ledger, "events", ledger.tip())
+    stored = {r.id for r in ledger.records()}
+    assert not loaded.trusted and all(rid in loaded for rid in stored)
+    assert "0" * 32 not in loaded and "not-an-id" not in loaded

@@ -276,3 +276,60 @@ def test_record_episode_helper(ledger: Ledger) -> None:
     assert added.stored
     assert added.record.data == {"session": "s9", "event": "gate_passed", "gate": "api",
                                  "outcome": "7.8/10", "at": "2026-11-30T10:00:00Z"}
+
+
+# --- dedupe through the index of stored ids (meridian.idindex) --------------------------
+
+
+def test_a_fresh_process_dedupes_from_the_index_without_reading_the_stream(
+        ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    from meridian import idindex
+
+    first = store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="a")
+    assert first.stored
+    assert idindex.index_path(ledger, "memory/episodic").is_file()
+
+    def no_scan(*args: object) -> set[str]:
+        raise AssertionError("the whole stream was read")
+
+    monkeypatch.setattr(idindex, "scan_ids", no_scan)
+    second = store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="b")
+    assert second.stored
+    monkeypatch.undo()
+    again = store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="b")
+    assert not again.stored and again.record.id == second.record.id
+
+
+def test_an_index_claiming_an_id_never_drops_a_write(ledger: Ledger) -> None:
+    """A poisoned index (an id added, checksum recomputed) must not make a new memory
+    look stored: the claim is checked against the commits first."""
+    from meridian import idindex
+
+    store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="a")
+    fresh = Ledger(ledger.repo, ledger.branch)
+    victim = fresh.record("memory.episodic", {"session": "s1", "event": "note", "notes": "z"})
+    path = idindex.index_path(ledger, "memory/episodic")
+    stored_ids = idindex.scan_ids(ledger, "memory/episodic", ledger.tip())
+    binary, other = idindex._split(stored_ids | {victim.id})
+    idindex._write_whole(path, "memory/episodic", str(ledger.tip()), b"".join(sorted(binary)),
+                         set(other))
+    added = store.record_episode(fresh, "s1", "note", notes="z")
+    assert added.stored and added.record.id == victim.id
+    assert victim.id in {r.id for r in ledger.records("memory/episodic")}
+
+
+def test_an_index_missing_an_id_never_stores_a_second_copy(ledger: Ledger) -> None:
+    from meridian import idindex
+    from meridian.verify import verify
+
+    kept = store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="a")
+    path = idindex.index_path(ledger, "memory/episodic")
+    data = path.read_bytes()
+    path.write_bytes(data.replace(bytes.fromhex(kept.record.id), b""))  # torn/hand-edited
+    again = store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note", notes="a")
+    assert not again.stored
+    assert [r.id for r in ledger.records("memory/episodic")] == [kept.record.id]
+    path.unlink()  # deleted: rebuilt from the commits
+    assert not store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note",
+                                    notes="a").stored
+    assert verify(ledger, full=True).ok
