@@ -3,7 +3,7 @@
 ``meridian verify`` checks that a new line does not repeat an id already in its stream,
 and ``Write(dedupe=True)`` skips a record whose id is stored already. Both used to read
 every shard of the stream (or its month) to answer, a cost that grew with the branch.
-This index answers from ``.git/meridian/ids-<branch>/<stream>.idx`` and is brought up
+This index answers from ``.git/meridian/ids-<branch>.<stream>.idx`` and is brought up
 to date with what was appended since (``Ledger.new_records``), so a check costs what the
 new lines cost.
 
@@ -199,8 +199,8 @@ class IdSet:
 
 
 def index_path(ledger: Ledger, stream: str) -> Path:
-    directory = ledger.local_dir / f"ids-{ledger.branch.replace('/', '__')}"
-    return directory / f"{stream.replace('/', '__')}.idx"
+    # One flat file per branch and stream (sync removes a scratch branch's files by name).
+    return ledger.local_dir / f"ids-{ledger.branch.replace('/', '__')}.{stream.replace('/', '__')}.idx"
 
 
 def scan_ids(ledger: Ledger, stream: str, at: gitio.Oid | None) -> set[str]:
@@ -323,7 +323,6 @@ def _write_whole(path: Path, stream: str, key: str, base: bytes, other: set[str]
     head = b" ".join([MAGIC, str(VERSION).encode(), stream.encode(), key.encode(),
                       str(len(base) // WIDTH).encode(), str(len(other)).encode(),
                       _digest(stream.encode(), key.encode(), raw).encode()])
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as handle:
