@@ -210,10 +210,17 @@ def delete_ref(repo: Repository, refname: str) -> None:
 
 
 def write_blob(repo: Repository, data: bytes) -> Oid:
-    try:
-        return repo.create_blob(data)
-    except (pygit2.GitError, OSError) as exc:
-        raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
+    for attempt in range(3):
+        try:
+            return repo.create_blob(data)
+        except (pygit2.GitError, OSError) as exc:
+            # `git prune-packed` run by a concurrent packer (Ledger.pack) can remove an
+            # object directory between libgit2 creating it and renaming the object in:
+            # writing the same object again is harmless, so that race is retried.
+            if attempt < 2 and "No such file or directory" in str(exc):
+                continue
+            raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
+    raise AssertionError("unreachable")
 
 
 def _os_reason(exc: BaseException) -> str:
