@@ -150,6 +150,11 @@ def _log_internal_error(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["hook", "claude"] and len(argv) > 2 and not argv[2].startswith("-"):
+        # Claude Code runs this before every tool call: no parser for every command
+        from meridian.commands.hook import run_claude
+
+        return run_claude(argv[2], argv[3:])
     try:
         command = _first_command(argv)
         parser = build_parser(command)

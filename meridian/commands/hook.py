@@ -84,6 +84,17 @@ def _undecided(event: str, problem: str) -> int:
     return 1
 
 
+def _allowed_by_view(payload: str) -> bool:
+    """Whether the cached view proves the call allowed (``hooks.claude_view``: standard
+    library only). Anything else, a problem with the view included, is decided in full."""
+    try:
+        from meridian.hooks import claude_view
+
+        return claude_view.allows(payload)
+    except Exception:  # noqa: BLE001 - the full path decides, and fails closed
+        return False
+
+
 def run_claude(event: str, extra: list[str]) -> int:
     import signal
     import sys
@@ -98,9 +109,11 @@ def run_claude(event: str, extra: list[str]) -> int:
         signal.signal(signal.SIGALRM, expire)
         signal.alarm(DEADLINE_S)
     try:
+        payload = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        if event == "PreToolUse" and _allowed_by_view(payload):
+            return 0
         from meridian.hooks import claude
 
-        payload = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
         reply = claude.handle(event, payload)
         if timed:
             signal.alarm(0)

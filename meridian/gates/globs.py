@@ -19,8 +19,10 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from meridian import gitio
+if TYPE_CHECKING:  # matching needs no git: the Claude hook's cached view matches without pygit2
+    from meridian import gitio
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -118,6 +120,8 @@ def worktree_files(repo: gitio.Repository, root: Path) -> list[str]:
     Untracked files count: an agent's uncommitted work is still the work being judged.
     ``.git`` and ignored directories are pruned, so a large ``node_modules`` costs nothing.
     """
+    from meridian import gitio
+
     found: list[str] = []
     for current, dirs, files in os.walk(root):
         rel_dir = os.path.relpath(current, root)

@@ -36,13 +36,15 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from meridian import gitio
 from meridian.errors import MeridianError
 from meridian.hooks.project import ProjectFacts, load_facts, record_block
+
+if TYPE_CHECKING:  # imported where used: the cached view (claude_view) decides without pygit2
+    from meridian import gitio
 
 SOURCE = "claude"
 LOCKED_RULE = "hook:locked_gate_artifacts"
@@ -95,12 +97,17 @@ def _warn(message: str) -> Reply:
 
 @dataclass
 class Located:
-    """Where the hook runs: enough to read the payload's paths, nothing of the config."""
+    """Where the hook runs: enough to read the payload's paths, nothing of the config.
+
+    The cached view (``claude_view``) builds one with ``repo=None`` and ``common`` (the
+    shared git directory) set: the functions it calls never open the repository.
+    """
 
     payload: dict[str, Any]
     repo: gitio.Repository
     root: Path
     cwd: Path
+    common: Path | None = field(default=None, kw_only=True)
 
     @property
     def session(self) -> str:
@@ -158,6 +165,7 @@ def handle(event: str, payload_text: str) -> Reply:
             # Before the config is read: a broken config must not open the harness up.
             refused = protect_harness(located)
             if refused is not None:
+                _refresh_view(located)  # the block moved the state tip
                 return refused
         context = Context(payload=located.payload, repo=located.repo, root=located.root,
                           cwd=located.cwd, facts=load_facts(located.repo, located.root))
@@ -167,6 +175,7 @@ def handle(event: str, payload_text: str) -> Reply:
             reply = pre_tool_use(context)
             if reply is ALLOW:
                 note_agent_writes(context)
+            _refresh_view(context)
             return reply
         if event == "SessionEnd":
             reason = context.payload.get("reason")
@@ -186,6 +195,25 @@ def handle(event: str, payload_text: str) -> Reply:
                          f"(traceback in {where})")
 
 
+def _refresh_view(located: Located) -> None:
+    """Bring the cached view the next PreToolUse call may decide from up to date
+    (``claude_view``); a cache problem never changes this call's decision."""
+    from meridian.hooks import claude_view
+
+    context = located
+    try:
+        if not isinstance(context, Context):
+            context = Context(payload=located.payload, repo=located.repo, root=located.root,
+                              cwd=located.cwd, facts=load_facts(located.repo, located.root))
+        claude_view.refresh(context)
+    except Exception as exc:  # noqa: BLE001 - logged; the view is only a speed cache
+        with contextlib.suppress(OSError):
+            log = _meridian_dir(context) / "error.log"
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"meridian hook claude PreToolUse: view not written: "
+                             f"{type(exc).__name__}: {exc}\n")
+
+
 def _malformed_tool_input(payload: dict[str, Any]) -> str | None:
     """A problem with a writing tool's input that would hide what it writes (a path or a
     command that is not a string), or None."""
@@ -197,16 +225,18 @@ def _malformed_tool_input(payload: dict[str, Any]) -> str | None:
         return None
     if not isinstance(tool_input, dict):
         return f"{tool}'s tool_input is not a JSON object"
-    field = FILE_TOOLS.get(tool, "command")
-    value = tool_input.get(field)
+    key = FILE_TOOLS.get(tool, "command")
+    value = tool_input.get(key)
     if value is not None and not isinstance(value, str):
-        return f"{tool}'s tool_input.{field} is {type(value).__name__}, not a string"
+        return f"{tool}'s tool_input.{key} is {type(value).__name__}, not a string"
     return None
 
 
 def _log_traceback(exc: BaseException) -> str:
     import tempfile
     import traceback
+
+    from meridian import gitio
 
     try:
         directory = gitio.meridian_dir(gitio.open_repo("."))
@@ -266,9 +296,9 @@ def _raw_targets(payload: dict[str, Any], cwd: Path) -> list[Path]:
             if isinstance(value, str) and value]
 
 
-def _locate(payload: dict[str, Any]) -> Located | None:
-    """The project: ``$CLAUDE_PROJECT_DIR`` (Claude Code sets it to the project root for
-    every hook), then the path the tool call targets, then the payload's ``cwd``."""
+def project_candidates(payload: dict[str, Any]) -> tuple[Path, list[Path]]:
+    """(the real cwd, the project roots to try in order): from ``$CLAUDE_PROJECT_DIR``,
+    then from each path the tool call targets, then from the payload's ``cwd``."""
     raw_cwd = payload.get("cwd")
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and os.path.isdir(raw_cwd) else Path.cwd()
     cwd = _real(cwd)
@@ -278,10 +308,16 @@ def _locate(payload: dict[str, Any]) -> Located | None:
         starts.append(_real(project_dir))
     starts += [d for t in _raw_targets(payload, cwd) if (d := _nearest_directory(_real(t)))]
     starts.append(cwd)
-    for start in starts:
-        root = _project_root(start)
-        if root is None:
-            continue
+    return cwd, [root for start in starts if (root := _project_root(start)) is not None]
+
+
+def _locate(payload: dict[str, Any]) -> Located | None:
+    """The project: ``$CLAUDE_PROJECT_DIR`` (Claude Code sets it to the project root for
+    every hook), then the path the tool call targets, then the payload's ``cwd``."""
+    from meridian import gitio
+
+    cwd, roots = project_candidates(payload)
+    for root in roots:
         try:
             repo = gitio.open_repo(root)
         except MeridianError:
@@ -294,6 +330,8 @@ def _locate(payload: dict[str, Any]) -> Located | None:
 
 
 def _has_state(context: Context) -> bool:
+    from meridian import gitio
+
     return gitio.ref_target(context.repo, f"refs/heads/{context.facts.branch}") is not None
 
 
@@ -301,6 +339,8 @@ def _block(context: Located, branch: str | None, reason: str, *, gate: str | Non
            files: list[str] | None, event: str, extra: dict[str, Any] | None = None) -> None:
     """Record a block; a record that cannot be written never turns the decision around
     (an error here would otherwise end as a non-blocking error: the write allowed)."""
+    from meridian import gitio
+
     try:
         if branch is None:
             raise MeridianError("the configuration cannot be read, so it names no state branch")
@@ -347,6 +387,8 @@ def record_activity(context: Context, notes: str) -> None:
     """A ``session_ended`` episode at this moment: calibration's active time joins a
     session's start, stops and end into intervals (``memory.calibration``). Never in
     the way of the decision: a failed write is logged, not raised."""
+    from meridian import gitio
+
     if context.session == "unknown" or not _has_state(context):
         return
     from meridian.ledger import Ledger
@@ -445,6 +487,10 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
 
 def _stash_files(context: Located, ref: str) -> list[str]:
     """The files ``git stash pop|apply REF`` would write (absolute), read from the stash."""
+    if context.repo is None:  # the cached view: only the full path reads the stash
+        raise LookupError("reading a stash needs the repository")
+    from meridian import gitio
+
     proc = gitio.git(["stash", "show", "--name-only", "--include-untracked", ref],
                      context.root, check=False)
     if proc.returncode != 0:
@@ -544,6 +590,22 @@ def _home_harness() -> list[tuple[Path, str]]:
 
 
 def harness_for(context: Located, config_files: tuple[str, ...], branch: str | None) -> Harness:
+    return make_harness(repository_harness(context, config_files, branch))
+
+
+def make_harness(repository: list[tuple[Path, str]]) -> Harness:
+    """The harness from ``repository_harness``'s locations, the user's own settings and
+    Meridian's installation (both read now: they depend on who runs the hook)."""
+    root = repository[0][0].parent
+    return Harness((*repository, *_home_harness()), installed=_installed_harness(root))
+
+
+def repository_harness(context: Located, config_files: tuple[str, ...],
+                       branch: str | None) -> list[tuple[Path, str]]:
+    """The harness locations of this repository (``.meridian`` first: ``Harness.root``
+    is its parent), from its layout and its git config's ``core.hooksPath``."""
+    from meridian import gitio
+
     root = context.root
     common = _real(gitio.common_dir(context.repo))
     gitdir = _real(context.repo.path)
@@ -563,8 +625,7 @@ def harness_for(context: Located, config_files: tuple[str, ...], branch: str | N
     if hooks_path:
         named.append((_real(root / os.path.expanduser(hooks_path)), hooks_path))
     # the root first: Harness.root reads it from the first location's parent
-    return Harness(((root / ".meridian", ".meridian"), *named[1:], *_home_harness()),
-                   installed=_installed_harness(root))
+    return [(root / ".meridian", ".meridian"), *named[1:]]
 
 
 def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
@@ -649,6 +710,28 @@ def _glob_hits(harness: Harness, context: Located, pattern: str) -> list[str]:
             if fnmatch.fnmatchcase(str(path), absolute)]
 
 
+def harness_hits(context: Located, harness: Harness, targets: Targets,
+                 config_files: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(harness locations the targets change, harness names an unreadable text mentions)."""
+    files = [hit for target in targets.paths
+             if (hit := harness.hit(_absolute(context, target))) is not None]
+    files += [hit for target in targets.into
+              if (hit := harness.hit(_absolute(context, target), into=True)) is not None]
+    unreadable: list[str] = []
+    for text in targets.unresolved:
+        globbed = _glob_hits(harness, context, text)
+        files += globbed
+        if not globbed and (named := _mentions(text, list(config_files))):
+            unreadable.append(named)
+    files = list(dict.fromkeys(files))
+    return files, [n for n in dict.fromkeys(unreadable) if n not in files]
+
+
+def bypass_branch(command: str, branch: str | None) -> str:
+    """The state branch name ``hook_bypasses`` checks ``command`` against."""
+    return (branch if "git" in command or "meridian" in command else None) or "meridian/state"
+
+
 def protect_harness(context: Located) -> Reply | None:
     """Deny a change to Meridian's own configuration, its hooks, Claude Code's settings or
     the state branch, or a command that skips or removes the hooks; None when the tool
@@ -667,7 +750,7 @@ def protect_harness(context: Located) -> Reply | None:
 
         # the state branch's name, when a git or meridian command could touch it
         branch = read_settings()[1] if "git" in command or "meridian" in command else None
-        bypasses = hook_bypasses(command, state_branch=branch or "meridian/state")
+        bypasses = hook_bypasses(command, state_branch=bypass_branch(command, branch))
         if bypasses and read_settings()[0]:
             text, kind = bypasses[0]
             reason = f"Meridian: `{text}` {BYPASS_REASONS[kind]}"
@@ -681,19 +764,8 @@ def protect_harness(context: Located) -> Reply | None:
     active, branch, config_files = read_settings()
     if not active:
         return None
-    harness = harness_for(context, config_files, branch)
-    files = [hit for target in targets.paths
-             if (hit := harness.hit(_absolute(context, target))) is not None]
-    files += [hit for target in targets.into
-              if (hit := harness.hit(_absolute(context, target), into=True)) is not None]
-    unreadable: list[str] = []
-    for text in targets.unresolved:
-        globbed = _glob_hits(harness, context, text)
-        files += globbed
-        if not globbed and (named := _mentions(text, list(config_files))):
-            unreadable.append(named)
-    files = list(dict.fromkeys(files))
-    unreadable = [n for n in dict.fromkeys(unreadable) if n not in files]
+    files, unreadable = harness_hits(context, harness_for(context, config_files, branch),
+                                     targets, config_files)
     if not files and not unreadable:
         return None
     tool = str(context.payload.get("tool_name"))
@@ -748,15 +820,13 @@ def _named_paths(context: Context, text: str) -> list[tuple[str, str]]:
     return out
 
 
-def pre_tool_use(context: Context) -> Reply:
-    if not context.facts.gates or not context.facts.is_active(LOCKED_RULE) \
-            or not _has_state(context):
-        return ALLOW
+def gate_writes(context: Context, targets: Targets
+                ) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """What the targets write of the gates' files: (repository-relative paths some gate
+    owns, gate -> directories written into whose members are unknown, gate -> its paths
+    named in a text that cannot be read)."""
     paths: list[str] = []
     owners: dict[str, list[str]] = {}  # directories written into, members unknown
-    # deleting or moving away a locked file changes it as much as writing it (the
-    # pre-commit hook refuses the staged deletion too)
-    targets = _targets(context, removals=True)
     for target in targets.paths:
         relative = _repo_relative(context, target)
         if relative is None:
@@ -779,6 +849,16 @@ def pre_tool_use(context: Context) -> Reply:
     for text in (t for t in targets.unresolved if not t.startswith(SCRIPT_MARK)):
         for gate, literal in _named_paths(context, text):
             unreadable.setdefault(gate, []).append(literal)
+    return paths, owners, unreadable
+
+
+def pre_tool_use(context: Context) -> Reply:
+    if not context.facts.gates or not context.facts.is_active(LOCKED_RULE) \
+            or not _has_state(context):
+        return ALLOW
+    # deleting or moving away a locked file changes it as much as writing it (the
+    # pre-commit hook refuses the staged deletion too)
+    paths, owners, unreadable = gate_writes(context, _targets(context, removals=True))
     if not paths and not owners and not unreadable:
         return ALLOW
     from meridian.hooks.gate_view import locked_gates, path_decisions
@@ -831,8 +911,19 @@ def _agent_id(context: Located) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _meridian_dir(context: Located) -> Path:
+    """``.git/meridian`` of the context's repository (created when missing)."""
+    if context.common is not None:
+        path = context.common / "meridian"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    from meridian import gitio
+
+    return gitio.meridian_dir(context.repo)
+
+
 def _agent_writes_path(context: Located, agent: str) -> Path:
-    directory = gitio.meridian_dir(context.repo) / "claude-agents"
+    directory = _meridian_dir(context) / "claude-agents"
     directory.mkdir(exist_ok=True)
     return directory / f"{_safe(context.session)}.{_safe(agent)}"
 
@@ -869,6 +960,8 @@ def _agent_written(context: Context, agent: str) -> list[str]:
 def _counter_path(context: Context, event: str) -> Path:
     """One retry counter per main agent (session) and per subagent (``agent_id``), so
     parallel subagents never share one."""
+    from meridian import gitio
+
     directory = gitio.meridian_dir(context.repo) / "claude-stops"
     directory.mkdir(exist_ok=True)
     safe = _safe(context.session)

@@ -17,9 +17,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from meridian import __version__, gitio
+from meridian import __version__
+
+if TYPE_CHECKING:  # imported where used: the Claude hook's cached view reads facts without pygit2
+    from meridian import gitio
 
 CACHE_NAME = "hook-project.json"
 CONFIG_FILE = Path(".meridian") / "config.yaml"
@@ -133,6 +136,8 @@ def _from_json(root: Path, data: dict[str, Any]) -> ProjectFacts:
 
 
 def _cached(repo: gitio.Repository, root: Path) -> ProjectFacts | None:
+    from meridian import gitio
+
     try:
         cached = json.loads((gitio.meridian_dir(repo) / CACHE_NAME).read_text(encoding="utf-8"))
         key = cached["key"]
@@ -176,6 +181,8 @@ def load_facts(repo: gitio.Repository, root: Path, *, use_cache: bool = True) ->
         cached = _cached(repo, root)
         if cached is not None:
             return cached
+    from meridian import gitio
+
     facts, gates_path, rules_path = check_project(root)
     document = {"key": _fingerprint(root, gates_path, rules_path), "facts": _to_json(facts)}
     target = gitio.meridian_dir(repo) / CACHE_NAME
@@ -187,10 +194,14 @@ def load_facts(repo: gitio.Repository, root: Path, *, use_cache: bool = True) ->
 
 def verified_cache_path(repo: gitio.Repository, branch: str) -> Path:
     """Where ``meridian.verify`` keeps the last verified commit (``verify.cache_path``)."""
+    from meridian import gitio
+
     return gitio.meridian_dir(repo) / f"verified-{branch.replace('/', '__')}"
 
 
 def state_tip(repo: gitio.Repository, branch: str) -> str | None:
+    from meridian import gitio
+
     tip = gitio.ref_target(repo, f"refs/heads/{branch}")
     return None if tip is None else str(tip)
 

@@ -1,0 +1,277 @@
+"""The PreToolUse allow path, decided from a small cached view of the project.
+
+PreToolUse runs before every tool call an agent makes, and nearly every call is
+allowed. Deciding in full opens the repository (pygit2), reads the gate snapshot and,
+for gates that can be locked, folds the states (the gates package, yaml, pydantic):
+some 300 modules. The view holds what an allow needs, in
+``.git/meridian/claude-view-<work tree>.json``:
+
+- the checked project facts (``hooks.project``: branch, gates and their artifact
+  globs, retired mechanisms) and the repository's harness locations
+  (``claude.repository_harness``);
+- ``may_lock``: the gates that are locked now or could become locked without a new
+  state event. A gate never started that has needs is in it (a passed need goes
+  stale the moment its files change, so whether it is locked depends on the work
+  tree); a passed gate is in it only when a need was taken back after it passed
+  (``derive_states(check_stale=False)`` says so from the events alone). Every other
+  gate cannot be locked until the state branch moves.
+
+It is keyed by everything that decides those: Meridian's version, the sha256 of the
+config, gate graph and rules file (``project._fingerprint``, the same key as
+``hook-project.json``), the state branch tip read from ``refs/heads/...`` or
+``packed-refs`` with plain file reads, the git config files a ``core.hooksPath`` can
+come from (and the ``GIT_*``/``HOME`` environment), and the git directories. The
+view only ever proves an *allow*: a call that would write a harness location, a
+file every owner of which may be locked, or that names one in a form that cannot be
+read, or anything the view cannot answer (no view, a key that does not match, a
+checksum that does not, no state branch, a ``git stash`` to read, a hook bypass) is
+decided by the full path in ``claude.handle``, which then rewrites the view. The full
+path writes it only when the key read before and after computing it is the same.
+
+Caches are not trust (issue #11): the view only makes the hook faster. A view an
+attacker edited can at most let a write through here; the pre-commit hook, pre-push
+and ``meridian ci`` (docs/security.md) derive everything again, and
+``.git/meridian`` is itself a harness location the hook denies writes to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from meridian.hooks import claude
+from meridian.hooks.project import _fingerprint, _from_json, _to_json
+
+if TYPE_CHECKING:
+    from meridian.hooks.project import ProjectFacts
+
+VIEW_VERSION = 1
+VIEW_NAME = "claude-view"
+HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more
+PACKED_REFS_LIMIT = 64 * 1024 * 1024
+
+
+def _read_small(path: Path, limit: int = SMALL) -> str | None:
+    """The text of a regular file of at most ``limit`` bytes; None when it is absent."""
+    from meridian.userfiles import read_bounded
+
+    try:
+        return read_bounded(path, limit=limit).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """(git dir, common dir) of the work tree at ``root``, read as git reads them: a
+    ``.git`` directory, or a ``.git`` file ``gitdir: PATH`` (linked worktrees,
+    submodules), and the git dir's ``commondir`` file. None when neither is there."""
+    dotgit = root / ".git"
+    if dotgit.is_dir():
+        gitdir = dotgit
+    else:
+        text = _read_small(dotgit)
+        if text is None or not text.startswith("gitdir:"):
+            return None
+        gitdir = root / text[len("gitdir:"):].strip()
+    pointer = _read_small(gitdir / "commondir")
+    common = gitdir / pointer.strip() if pointer is not None else gitdir
+    return claude._real(gitdir), claude._real(common)
+
+
+def read_ref(common: Path, refname: str) -> str | None:
+    """The commit ``refname`` names, read from the loose ref or ``packed-refs``; None when
+    it is absent or cannot be read this way (a symbolic ref, the reftable format)."""
+    if os.path.lexists(common / "reftable"):
+        return None
+    try:
+        loose = _read_small(common / refname)
+    except Exception:  # noqa: BLE001 - a FIFO, a directory: not readable this way
+        return None
+    if loose is not None:
+        value = loose.strip()
+        return value if HEX.fullmatch(value) else None
+    packed = _read_small(common / "packed-refs", PACKED_REFS_LIMIT)
+    for line in (packed or "").splitlines():
+        oid, _, name = line.partition(" ")
+        if name == refname and HEX.fullmatch(oid):
+            return oid
+    return None
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        text = _read_small(path, PACKED_REFS_LIMIT)
+    except Exception as exc:  # noqa: BLE001 - a FIFO, a directory: a key that never matches
+        return f"unreadable: {type(exc).__name__}"
+    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogateescape")
+                                                   ).hexdigest()
+
+
+def _git_config_files(gitdir: Path, common: Path) -> list[Path]:
+    """Where git reads ``core.hooksPath`` from (local, worktree, global, XDG, system)."""
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    files = [common / "config", gitdir / "config.worktree", home / ".gitconfig",
+             xdg / "git" / "config", Path("/etc/gitconfig")]
+    for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        if os.environ.get(name):
+            files.append(Path(os.environ[name]))
+    return files
+
+
+def view_key(root: Path, gitdir: Path, common: Path, facts_json: dict[str, Any]) -> dict[str, Any]:
+    """Everything the view's answers depend on, read now (no pygit2, no yaml)."""
+    files = facts_json["files"]
+    return {
+        "view": VIEW_VERSION,
+        "root": str(root), "gitdir": str(gitdir), "common": str(common),
+        "project": _fingerprint(root, files[1], files[2]),
+        "tip": read_ref(common, f"refs/heads/{facts_json['branch']}"),
+        "git_config": [_file_digest(p) for p in _git_config_files(gitdir, common)],
+        "environment": sorted([k, v] for k, v in os.environ.items()
+                              if k.startswith("GIT_") or k in ("HOME", "XDG_CONFIG_HOME")),
+    }
+
+
+def _checksum(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
+
+
+def view_path(common: Path, root: Path) -> Path:
+    """One view per work tree: linked worktrees share the common dir, not their files."""
+    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return common / "meridian" / f"{VIEW_NAME}-{tag}.json"
+
+
+def load_view(common: Path, root: Path) -> dict[str, Any] | None:
+    """The stored view, or None when absent, unreadable or not matching its checksum."""
+    try:
+        document = json.loads(view_path(common, root).read_text(encoding="utf-8"))
+        body = document["body"]
+        if document.get("checksum") != _checksum(body) or body["key"]["view"] != VIEW_VERSION:
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return cast(dict[str, Any], body)
+
+
+# --- the fast decision ------------------------------------------------------------------
+
+
+def allows(payload_text: str) -> bool:
+    """True when the view proves this PreToolUse call is allowed (and the subagent's
+    writes are noted, as the full path does); False: decide in full. Raises nothing
+    the caller must handle differently from False."""
+    payload = json.loads(payload_text)
+    if not isinstance(payload, dict) or claude._malformed_tool_input(payload) is not None:
+        return False
+    cwd, roots = claude.project_candidates(payload)
+    if not roots:
+        return True  # no git work tree anywhere: the full path allows it too (nothing to enforce)
+    root = roots[0]
+    dirs = git_dirs(root)
+    if dirs is None:
+        return False
+    gitdir, common = dirs
+    body = load_view(common, root)
+    if body is None or body["key"]["root"] != str(root):
+        return False
+    if view_key(root, gitdir, common, body["facts"]) != body["key"] or body["key"]["tip"] is None:
+        return False  # no state branch: the full path decides (and says why)
+    facts = _from_json(root, body["facts"])
+    context = claude.Context(payload=payload, repo=cast(Any, None), root=root, cwd=cwd,
+                             facts=facts, common=common)
+    return _allowed(context, body)
+
+
+def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
+    facts = context.facts
+    command = claude._command(context)
+    if command is not None:
+        from meridian.hooks.bash_writes import hook_bypasses
+
+        if hook_bypasses(command, state_branch=claude.bypass_branch(command, facts.branch)):
+            return False
+    try:
+        targets = claude._targets(context, removals=True)
+    except LookupError:  # a `git stash pop` to read: the full path reads the stash
+        return False
+    if targets.paths or targets.into or targets.unresolved:
+        harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]])
+        files, unreadable = claude.harness_hits(context, harness, targets, facts.files)
+        if files or unreadable:
+            return False
+    if facts.gates and facts.is_active(claude.LOCKED_RULE):
+        may_lock = set(body["may_lock"])
+        paths, owners, unreadable_paths = claude.gate_writes(context, targets)
+        if any(all(g in may_lock for g in facts.gates_for_path(p)) for p in paths):
+            return False
+        if any(g in may_lock for g in (*owners, *unreadable_paths)):
+            return False
+    claude.note_agent_writes(context)
+    return True
+
+
+# --- writing the view (the full path) ---------------------------------------------------
+
+
+def may_lock(repo: Any, facts: ProjectFacts) -> tuple[str | None, list[str]]:
+    """(the state tip the answer is for, the gates that are or may become locked before
+    the state branch moves): see the module docstring."""
+    from meridian.gates.snapshot import load_snapshot
+
+    needy = [g.id for g in facts.gates if g.needs]
+    snapshot = load_snapshot(repo, facts.branch)
+    passed = [g for g in needy if snapshot.phase(g) == "passed"]
+    taken_back: set[str] = set()
+    if passed:
+        from meridian.gates.graph import load_graph
+        from meridian.gates.state import derive_states
+        from meridian.ledger import Ledger
+
+        statuses = derive_states(Ledger(repo, facts.branch), load_graph(facts.root),
+                                 check_stale=False, folds=snapshot.gate_folds())
+        taken_back = {g for g in passed if statuses[g].stale_needs}
+    return snapshot.tip, [g for g in needy if snapshot.phase(g) == "open" or g in taken_back]
+
+
+def refresh(context: claude.Context) -> bool:
+    """Rewrite the view for the repository of a fully decided call, when it is not
+    current; False when it cannot be written (a layout the fast reader cannot follow,
+    something changed while it was computed). Never raises for a cache problem."""
+    from meridian import gitio
+    from meridian.hooks.project import load_facts
+
+    repo = context.repo
+    dirs = git_dirs(context.root)
+    if dirs is None or dirs != (claude._real(repo.path), claude._real(gitio.common_dir(repo))):
+        return False
+    gitdir, common = dirs
+    before = view_key(context.root, gitdir, common, _to_json(context.facts))
+    current = load_view(common, context.root)
+    if current is not None and current["key"] == before:
+        return True
+    facts = load_facts(repo, context.root)  # the facts for the files as they are now
+    facts_json = _to_json(facts)
+    before = view_key(context.root, gitdir, common, facts_json)
+    tip, gates = may_lock(repo, facts)
+    if tip is None or tip != before["tip"]:
+        return False
+    body = {"key": before, "facts": facts_json, "may_lock": gates,
+            "harness": [[str(p), n] for p, n in
+                        claude.repository_harness(context, facts.files, facts.branch)]}
+    if view_key(context.root, gitdir, common, facts_json) != before:
+        return False
+    target = view_path(common, context.root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)},
+                                    sort_keys=True), encoding="utf-8")
+    os.replace(temporary, target)
+    return True
