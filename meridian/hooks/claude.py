@@ -201,10 +201,14 @@ def _refresh_view(located: Located) -> None:
     from meridian.hooks import claude_view
 
     context = located
+    if not isinstance(context, Context):
+        try:
+            facts = load_facts(located.repo, located.root)
+        except MeridianError:
+            return  # a broken configuration has no view: every call is decided in full
+        context = Context(payload=located.payload, repo=located.repo, root=located.root,
+                          cwd=located.cwd, facts=facts)
     try:
-        if not isinstance(context, Context):
-            context = Context(payload=located.payload, repo=located.repo, root=located.root,
-                              cwd=located.cwd, facts=load_facts(located.repo, located.root))
         claude_view.refresh(context)
     except Exception as exc:  # noqa: BLE001 - logged; the view is only a speed cache
         with contextlib.suppress(OSError):
