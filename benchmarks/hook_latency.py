@@ -1,4 +1,5 @@
-"""What Meridian's pre-commit hook costs a `git commit`, next to the pre-commit framework.
+"""What Meridian's hooks cost: a `git commit` next to the pre-commit framework, and the
+Claude Code PreToolUse hook next to a bare Python start-up.
 
 Builds one project per history size (default 10,000 and 100,000 events on the state
 branch, written with pygit2 plumbing), with gate ``core`` in progress, and times real
@@ -17,15 +18,30 @@ The contenders are interleaved one commit at a time (hook files swapped between
 commits, untimed). CPU time counts git and every hook process. Every hook runs from
 cached bytecode (a private ``PYTHONPYCACHEPREFIX``), as an installed package would.
 
-    python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12]
+Then, in the same projects (set up with ``init --claude``), the PreToolUse hook: the
+exact command ``init --claude`` wrote, run through ``/bin/sh`` with a documented payload,
+interleaved one call at a time:
 
-Target (issue #17): meridian+event <= 1.0x the framework at both sizes (CPU).
+- allow Write @N    src/module.py (gate core, in progress): allowed
+- allow Bash @N     ``pytest -q tests && git status`` (writes nothing): allowed
+- deny Write @N     docs/guide.md (gate docs, locked behind core): denied, and a
+                    ``gate.blocked`` event appended (so each allow after it finds a
+                    state tip that moved)
+- python floor      ``python -c pass`` through the same shell
+
+    python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12] [--skip-commit]
+
+Targets (issue #17): meridian+event <= 1.0x the framework at both sizes (CPU);
+PreToolUse allow <= 60 ms and deny <= 100 ms (CPU and wall medians).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,7 +67,7 @@ repos:
 
 class Project:
     def __init__(self, root: Path, events: int) -> None:
-        self.root = _bench.make_project(root, events)
+        self.root = _bench.make_project(root, events, claude=True)
         (self.root / ".pre-commit-config.yaml").write_text(FRAMEWORK_CONFIG)
         _bench.git(self.root, "add", ".pre-commit-config.yaml")
         _bench.git(self.root, "commit", "-q", "-m", "framework config")
@@ -108,11 +124,55 @@ def contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
     return out
 
 
+def pre_tool_use(root: Path, tool: str, value: str, deny: bool) -> _bench.Contender:
+    """The PreToolUse command of .claude/settings.json through the shell, as Claude Code runs it."""
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    [command] = [h["command"] for group in settings["hooks"]["PreToolUse"]
+                 for h in group["hooks"] if "meridian hook claude" in h["command"]]
+    tool_input = ({"command": value, "description": "run the tests"} if tool == "Bash"
+                  else {"file_path": str(root / value), "content": "print('hello')\n"})
+    payload = json.dumps({
+        "session_id": "bench-session", "transcript_path": str(root / "transcript.jsonl"),
+        "cwd": str(root), "hook_event_name": "PreToolUse", "permission_mode": "default",
+        "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_bench"})
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+
+    def run() -> None:
+        proc = subprocess.run(command, shell=True, input=payload, cwd=root, env=env,
+                              capture_output=True, text=True, check=False)
+        denied = '"deny"' in proc.stdout
+        if proc.returncode != 0 or denied != deny:
+            raise SystemExit(f"PreToolUse {tool} {value}: exit {proc.returncode}, expected "
+                             f"{'deny' if deny else 'allow'}: {proc.stdout}{proc.stderr}")
+
+    return _bench.Contender(run)
+
+
+def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
+    floor = f"{shlex.quote(sys.executable)} -c pass"
+    out = {"python floor": _bench.Contender(
+        lambda: subprocess.run(floor, shell=True, check=True))}
+    for size, project in projects.items():
+        out[f"allow Write @{size:,}"] = pre_tool_use(project.root, "Write", "src/module.py", False)
+        out[f"allow Bash @{size:,}"] = pre_tool_use(project.root, "Bash",
+                                                    "pytest -q tests && git status", False)
+        out[f"deny Write @{size:,}"] = pre_tool_use(project.root, "Write", "docs/guide.md", True)
+    return out
+
+
+def _judge(name: str, timings: _bench.Timings, budget_ms: float) -> bool:
+    cpu = _bench.verdict(f"{name}, CPU ms", statistics.median(timings.cpu) * 1e3, budget_ms)
+    wall = _bench.verdict(f"{name}, wall ms", statistics.median(timings.wall) * 1e3, budget_ms)
+    return cpu and wall
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", default="10000,100000",
                         help="history sizes in events, comma-separated")
     parser.add_argument("--rounds", type=int, default=12, help="commits per contender")
+    parser.add_argument("--skip-commit", action="store_true",
+                        help="time only the PreToolUse hook")
     args = parser.parse_args()
     sizes = [int(s) for s in args.events.split(",")]
     ok = True
@@ -125,14 +185,24 @@ def main() -> int:
         os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         projects = {size: Project(Path(tmp) / f"p{size}", size) for size in sizes}
         print(f"projects with {', '.join(f'{s:,}' for s in sizes)} events built")
-        # the warm-up commits verify each whole branch and build the caches
-        timings = _bench.interleave(contenders(projects), rounds=args.rounds, per_round=1)
-        _bench.table(f"git commit of a change to a gate's artifact file ({args.rounds} "
-                     "rounds, interleaved)", timings, reference="framework")
+        if not args.skip_commit:
+            # the warm-up commits verify each whole branch and build the caches
+            timings = _bench.interleave(contenders(projects), rounds=args.rounds, per_round=1)
+            _bench.table(f"git commit of a change to a gate's artifact file ({args.rounds} "
+                         "rounds, interleaved)", timings, reference="framework")
+            for size in sizes:
+                value = _bench.ratio(timings[f"meridian+event @{size:,}"],
+                                     timings["framework"])[0]
+                ok &= _bench.verdict(
+                    f"commit after a new state event @{size:,} vs framework, CPU", value, 1.0)
+        timings = _bench.interleave(claude_contenders(projects), rounds=args.rounds, per_round=1)
+        _bench.table(f"Claude Code PreToolUse, the settings' command through the shell "
+                     f"({args.rounds} rounds, interleaved)", timings, reference="python floor")
         for size in sizes:
-            value = _bench.ratio(timings[f"meridian+event @{size:,}"], timings["framework"])[0]
-            ok &= _bench.verdict(f"commit after a new state event @{size:,} vs framework, CPU",
-                                 value, 1.0)
+            for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
+                                 ("deny Write", 100.0)):
+                ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
+                             budget)
     return 0 if ok else 1
 
 

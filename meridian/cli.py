@@ -8,17 +8,17 @@ git hooks (``meridian hook pre-commit``) pay for nothing they do not use.
 
 from __future__ import annotations
 
-import argparse
 import errno
-import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from meridian import __version__
 from meridian.errors import MeridianError
+
+if TYPE_CHECKING:  # imported where used: `meridian hook claude` (every tool call) needs no parser
+    import argparse
 
 # name -> (module under meridian.commands, one-line help). Order is the help order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -52,29 +52,43 @@ class CommandModule(Protocol):
 
 
 def _load(name: str) -> CommandModule:
+    import importlib
+
     module_name, _ = COMMANDS[name]
     return importlib.import_module(f"meridian.commands.{module_name}")  # type: ignore[return-value]
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit code 2."""
+_PARSER_CLASS: list[type[argparse.ArgumentParser]] = []
 
-    def format_help(self) -> str:
-        # The epilog (the example) is printed as written, not re-wrapped.
-        epilog, self.epilog = self.epilog, None
-        try:
-            text = super().format_help()
-        finally:
-            self.epilog = epilog
-        return f"{text}\n{epilog}\n" if epilog else text
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        # main() prints "meridian: " before every error; name only the sub-command here
-        where = self.prog.removeprefix("meridian").strip()
-        raise MeridianError(f"{where + ': ' if where else ''}{message} (see '{self.prog} --help')")
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse that reports usage errors as one line and exit code 2 (made on first use)."""
+    if _PARSER_CLASS:
+        return _PARSER_CLASS[0]
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def format_help(self) -> str:
+            # The epilog (the example) is printed as written, not re-wrapped.
+            epilog, self.epilog = self.epilog, None
+            try:
+                text = super().format_help()
+            finally:
+                self.epilog = epilog
+            return f"{text}\n{epilog}\n" if epilog else text
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            # main() prints "meridian: " before every error; name only the sub-command here
+            where = self.prog.removeprefix("meridian").strip()
+            raise MeridianError(
+                f"{where + ': ' if where else ''}{message} (see '{self.prog} --help')")
+
+    _PARSER_CLASS.append(_Parser)
+    return _Parser
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
+    _Parser = _parser_class()
     parser = _Parser(
         prog="meridian",
         description=(
@@ -100,6 +114,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
 def _describe(parser: argparse.ArgumentParser, path: str) -> None:
     """Give every command under ``parser`` a description (its one-line help when it has
     none) and its example from ``meridian.help_examples``."""
+    import argparse
+
     from meridian.help_examples import example_epilog
 
     parser.epilog = example_epilog(path, parser.epilog)
@@ -129,6 +145,8 @@ def _first_command(argv: Sequence[str]) -> str | None:
 
 def _log_internal_error(exc: BaseException) -> str:
     """Write the traceback under .git/meridian/ (or a temp dir) and return the path."""
+    import traceback
+
     text = "".join(traceback.format_exception(exc))
     try:
         from meridian import gitio

@@ -7,7 +7,10 @@ pays only for what it uses.
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `meridian hook claude` is routed here without building a parser
+    import argparse
 
 CLAUDE_EVENTS = ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd")
 # Claude Code cancels a hook after its settings' timeout (60 s) and then lets the call
@@ -16,6 +19,8 @@ DEADLINE_S = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import argparse
+
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="HOOK",
                                   parser_class=type(parser))
     pre_commit = verbs.add_parser(

@@ -36,9 +36,8 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from meridian.errors import MeridianError
 from meridian.hooks.project import ProjectFacts, load_facts, record_block
@@ -69,18 +68,23 @@ FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path
 MAX_ISSUES = 10
 
 
-@dataclass(frozen=True)
-class Reply:
+# Plain classes, not dataclasses, here and in hooks.project: ``dataclasses`` imports
+# ``inspect`` (some 10 ms), and the allow path (``claude_view``) runs before every tool call.
+
+
+class Reply(NamedTuple):
     """What the hook prints and returns: stdout JSON or stderr text, never both."""
 
     exit_code: int = 0
     stdout: dict[str, Any] | None = None
     stderr: str | None = None
 
-    def __post_init__(self) -> None:
+    def check(self) -> Reply:
         assert not (self.stdout is not None and self.stderr is not None), "one channel only"
+        return self
 
     def emit(self, out: TextIO, err: TextIO) -> int:
+        self.check()
         if self.stdout is not None:
             out.write(json.dumps(self.stdout) + "\n")
         if self.stderr is not None:
@@ -95,7 +99,6 @@ def _warn(message: str) -> Reply:
     return Reply(exit_code=1, stderr=f"meridian: {message} (not blocking)")
 
 
-@dataclass
 class Located:
     """Where the hook runs: enough to read the payload's paths, nothing of the config.
 
@@ -103,11 +106,13 @@ class Located:
     shared git directory) set: the functions it calls never open the repository.
     """
 
-    payload: dict[str, Any]
-    repo: gitio.Repository
-    root: Path
-    cwd: Path
-    common: Path | None = field(default=None, kw_only=True)
+    def __init__(self, payload: dict[str, Any], repo: gitio.Repository, root: Path, cwd: Path,
+                 *, common: Path | None = None) -> None:
+        self.payload, self.repo, self.root, self.cwd = payload, repo, root, cwd
+        self.common = common
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(root={self.root!r}, cwd={self.cwd!r})"
 
     @property
     def session(self) -> str:
@@ -115,9 +120,11 @@ class Located:
         return value if isinstance(value, str) and value else "unknown"
 
 
-@dataclass
 class Context(Located):
-    facts: ProjectFacts
+    def __init__(self, payload: dict[str, Any], repo: gitio.Repository, root: Path, cwd: Path,
+                 facts: ProjectFacts, *, common: Path | None = None) -> None:
+        super().__init__(payload, repo, root, cwd, common=common)
+        self.facts = facts
 
 
 KNOWN_EVENTS = ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd")
@@ -425,15 +432,13 @@ POWERSHELL_WRITES = re.compile(
     r"wget)\b|>", re.IGNORECASE)
 
 
-@dataclass
 class Targets:
     """What a tool call changes: paths as written (relative ones to ``cwd``), directories
     written into with unknown members (``into``), and texts that cannot be read (a target
     the shell expands, a glob, an inline script, a PowerShell command)."""
 
-    paths: list[str]
-    into: list[str]
-    unresolved: list[str]
+    def __init__(self, paths: list[str], into: list[str], unresolved: list[str]) -> None:
+        self.paths, self.into, self.unresolved = paths, into, unresolved
 
 
 def _mcp_paths(value: Any, key: str = "", depth: int = 0) -> list[str]:
@@ -534,8 +539,7 @@ def is_harness_path(relative: str, harness_files: tuple[str, ...] = HARNESS_FILE
                for path in (*HARNESS_DIRS, *harness_files))
 
 
-@dataclass(frozen=True)
-class Harness:
+class Harness(NamedTuple):
     """Every location whose change changes the harness, as absolute real paths with the
     name a reason shows; ``installed`` locations (Meridian's own installation) count
     only for writes inside them (removing a whole virtualenv only leaves the hooks

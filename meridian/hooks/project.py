@@ -15,9 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meridian import __version__
 
@@ -28,29 +27,47 @@ CACHE_NAME = "hook-project.json"
 CONFIG_FILE = Path(".meridian") / "config.yaml"
 
 
-@dataclass(frozen=True)
-class GateFacts:
+# Plain classes, not dataclasses: ``dataclasses`` imports ``inspect`` (some 10 ms) and the
+# Claude hook's allow path (``claude_view``) reads these before every tool call.
+
+
+class GateFacts(NamedTuple):
     id: str
     needs: tuple[str, ...]
     artifacts: tuple[str, ...]
     exclude: tuple[str, ...] = ()  # artifact globs the offline scan does not judge
 
 
-@dataclass
+DEFAULT_FILES = (CONFIG_FILE.as_posix(), ".meridian/gates.yaml", ".meridian/rules.yaml")
+
+
 class ProjectFacts:
-    root: Path
-    branch: str
-    block_stale_on_push: bool
-    claude_stop_retry_cap: int
-    has_graph: bool
-    gates: list[GateFacts] = field(default_factory=list)  # dependency order
-    disabled: frozenset[str] = frozenset()  # mechanisms whose rule is retired
-    rule_ids: dict[str, str] = field(default_factory=dict)  # mechanism -> active rule id
-    # config, gate graph and rules file ('/'-separated, repository-relative): what these
-    # facts were read from, so a commit can be held to the versions it carries
-    files: tuple[str, ...] = (CONFIG_FILE.as_posix(), ".meridian/gates.yaml",
-                              ".meridian/rules.yaml")
-    source: str = "checked"  # "checked" (validated now) or "cache"
+    def __init__(self, root: Path, branch: str, block_stale_on_push: bool,
+                 claude_stop_retry_cap: int, has_graph: bool,
+                 gates: list[GateFacts] | None = None, disabled: frozenset[str] = frozenset(),
+                 rule_ids: dict[str, str] | None = None,
+                 files: tuple[str, ...] = DEFAULT_FILES, source: str = "checked") -> None:
+        self.root = root
+        self.branch = branch
+        self.block_stale_on_push = block_stale_on_push
+        self.claude_stop_retry_cap = claude_stop_retry_cap
+        self.has_graph = has_graph
+        self.gates: list[GateFacts] = gates if gates is not None else []  # dependency order
+        self.disabled = disabled  # mechanisms whose rule is retired
+        self.rule_ids: dict[str, str] = rule_ids if rule_ids is not None else {}  # mechanism -> rule id
+        # config, gate graph and rules file ('/'-separated, repository-relative): what these
+        # facts were read from, so a commit can be held to the versions it carries
+        self.files = files
+        self.source = source  # "checked" (validated now) or "cache"
+
+    def __repr__(self) -> str:
+        return (f"ProjectFacts(root={self.root!r}, branch={self.branch!r}, "
+                f"gates={[g.id for g in self.gates]!r}, source={self.source!r})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectFacts) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def is_active(self, mechanism: str) -> bool:
         """``rules.is_active`` for this content of the rules file."""
