@@ -121,6 +121,14 @@ class PlainProgress:
     def evaluating(self, evaluator: str) -> None:
         self._say(f"evaluating with the {evaluator} evaluator")
 
+    def mutation_started(self, total: int, workers: int, budget_s: float) -> None:
+        self._say(f"mutation smoke check: {total} changed function(s), {workers} at a time, "
+                  f"budget {_seconds(budget_s)}")
+
+    def mutant_finished(self, index: int, total: int, mutant: Any) -> None:
+        self._say(f"mutant {index}/{total} {mutant.outcome.replace('_', ' ')} in "
+                  f"{_seconds(mutant.duration_s)}: {mutant.function} ({mutant.where()})")
+
     def close(self) -> None:
         return None
 
@@ -157,6 +165,17 @@ class RichProgress(PlainProgress):
     def evaluating(self, evaluator: str) -> None:
         self.tasks[0] = self.display.add_task(f"evaluating with the {evaluator} evaluator",
                                               total=None)
+
+    def mutation_started(self, total: int, workers: int, budget_s: float) -> None:
+        self.tasks[-1] = self.display.add_task(
+            f"mutation smoke check: {total} changed function(s), {workers} at a time", total=total)
+
+    def mutant_finished(self, index: int, total: int, mutant: Any) -> None:
+        from rich.markup import escape
+
+        self.display.update(self.tasks[-1], completed=index, description=(
+            f"mutation smoke check {index}/{total}: {mutant.outcome.replace('_', ' ')} "
+            f"{escape(mutant.function)} ({escape(mutant.where())})"))
 
     def close(self) -> None:
         if 0 in self.tasks:

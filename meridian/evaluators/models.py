@@ -15,6 +15,7 @@ read with their defaults (all four dimensions judged, nothing pre-existing).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,6 +105,48 @@ class SuppressedIssue(_Model):
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+MutantOutcome = Literal["killed", "survived", "timeout", "error", "not_tried"]
+
+
+class MutantResult(_Model):
+    """One changed function of the mutation smoke check: its body replaced by a raise,
+    the gate's checks run against it. ``killed``: a check failed (the checks need the
+    function); ``survived``: every check still passed (they do not exercise it: a high
+    issue); ``timeout``: a check outlived its limit under the mutant; ``error``: no
+    result (the mutant could not be built or run); ``not_tried``: beyond the budget."""
+
+    function: str  # qualified name, e.g. "Cache.get"
+    file: str
+    line: int = Field(ge=1)  # the ``def`` line
+    outcome: MutantOutcome
+    duration_s: float = 0.0
+    detail: str = ""  # the check that failed, the limit that was hit, why not tried
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class MutationReport(_Model):
+    """What the mutation smoke check did for a verdict (``gate submit``)."""
+
+    mutants: list[MutantResult] = Field(default_factory=list)
+    max_functions: int
+    timeout_s: float
+    duration_s: float = 0.0
+    workers: int = 1  # mutants run at the same time
+    note: str = ""  # why it did not run, or what limited it
+    # False: the gate had no base commit, every function counted as changed (old code
+    # included), so a surviving mutant is reported without blocking, unless
+    # ``block_pre_existing`` says findings outside a change block too.
+    scoped: bool = True
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for mutant in self.mutants:
+            counts[mutant.outcome] = counts.get(mutant.outcome, 0) + 1
+        return counts
 
 
 class Usage(_Model):
@@ -199,6 +242,8 @@ class Verdict(_Model):
     block_pre_existing: bool = False  # pre-existing high issues blocked this verdict
     suppressed: list[SuppressedIssue] = Field(default_factory=list)
     excluded: list[str] = Field(default_factory=list)  # artifact files the scan skipped
+    # The mutation smoke check's mutants (None: it did not apply or was switched off).
+    mutation: MutationReport | None = None
 
     def judged(self) -> list[str]:
         return [d for d in DIMENSIONS if d in self.scores]

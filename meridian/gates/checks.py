@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -59,9 +59,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def run_check(spec: CheckSpec, root: Path, gate: str, *,
               on_tick: Callable[[float], None] | None = None,
-              tick_s: float = HEARTBEAT_S) -> CheckResult:
-    """Run one check; ``on_tick(elapsed_s)`` is called every ``tick_s`` while it runs."""
+              tick_s: float = HEARTBEAT_S,
+              extra_env: Mapping[str, str] | None = None) -> CheckResult:
+    """Run one check; ``on_tick(elapsed_s)`` is called every ``tick_s`` while it runs.
+    ``extra_env``: variables set for it (the mutation check's ``PYTHONPATH``)."""
     env = gitio.clean_env()
+    env.update(extra_env or {})
     env["MERIDIAN_GATE"] = gate
     # The interpreter Meridian runs in, so a check can reach Meridian's own modules
     # (python -m meridian.gates.data_contract) even when `python` on PATH is another one.

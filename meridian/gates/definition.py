@@ -12,8 +12,9 @@ passed gate stale. Only what can change an outcome is in it:
 
 - the gate: ``acceptance``, ``artifacts``, ``checks`` (command and timeout),
   ``evaluate`` (threshold, evaluator, command; ``require`` and ``block_pre_existing``
-  when set), ``approval``, ``features``; ``exclude`` when non-empty (keys added later
-  are hashed only when set, so a verdict bound before they existed stays current);
+  when set), ``approval``, ``features``; ``exclude`` when non-empty, ``mutation`` when
+  not the default (keys added later are hashed only when set, so a verdict bound
+  before they existed stays current);
 - the effective evaluator settings (``config.yaml`` with the gate's ``evaluate:``
   overrides): ``kind`` as configured (``auto`` is not resolved: whether
   ``ANTHROPIC_API_KEY`` is set in the shell that runs ``status`` is not a change of
@@ -32,7 +33,7 @@ import hashlib
 from typing import Any
 
 from meridian.config import Config, EvaluatorSettings
-from meridian.gates.graph import GateSpec, Graph
+from meridian.gates.graph import GateSpec, Graph, MutationSpec
 from meridian.records import canonical_json
 
 
@@ -98,6 +99,8 @@ def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
     # differ from the default, so existing passes do not all turn stale.
     if spec.exclude:
         gate["exclude"] = list(spec.exclude)
+    if spec.mutation != MutationSpec():
+        gate["mutation"] = spec.mutation.model_dump(mode="json")
     defined: dict[str, Any] = {
         "gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
     if spec.features is not None and spec.features.hardened:

@@ -73,6 +73,39 @@ class EvaluateSpec(_Strict):
         "(default: config evaluator.block_pre_existing, false)")
 
 
+DEFAULT_MUTATION_FUNCTIONS = 20
+DEFAULT_MUTATION_TIMEOUT_S = 300.0
+
+
+class MutationSpec(_Strict):
+    """The mutation smoke check's switch and budget (``meridian.gates.mutation``).
+    In gates.yaml ``mutation: false`` is short for ``{enabled: false}``, ``true`` for
+    the defaults."""
+
+    enabled: bool = Field(default=True, description="false: the check does not run")
+    max_functions: int = Field(
+        default=DEFAULT_MUTATION_FUNCTIONS, ge=1, le=10_000,
+        description="changed functions mutated at most; the rest are reported as not tried")
+    timeout_s: float = Field(
+        default=DEFAULT_MUTATION_TIMEOUT_S, gt=0, allow_inf_nan=False,
+        description="seconds for all mutants together; those not finished in time are "
+        "reported as timed out or not tried, never as passed")
+
+
+def _mutation_from_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        return {"enabled": value}
+    if isinstance(value, (dict, MutationSpec)):
+        return value
+    raise PydanticCustomError(
+        "mutation", "expected false (switched off), true (the defaults) or a mapping with "
+        "max_functions: (an integer >= 1) and timeout_s: (seconds > 0)")
+
+
+Mutation = Annotated[MutationSpec, BeforeValidator(_mutation_from_bool,
+                                                   json_schema_input_type=bool | MutationSpec)]
+
+
 class ApprovalSpec(_Strict):
     """A token a human must give after the verdict passed. The token itself is never
     stored here: either its sha256 (recommended) or the name of an environment
@@ -130,6 +163,10 @@ class GateSpec(_Strict):
     exclude: list[str] = Field(
         default_factory=list, description="globs of artifact files the offline scan does not "
         "judge (they stay artifacts: in the subject, the diff and a model's bundle)")
+    mutation: Mutation = Field(
+        default_factory=MutationSpec, description="the mutation smoke check at gate submit: "
+        "each changed Python function's body replaced by a raise, the checks run against "
+        "it; false switches it off (default: on, max_functions 20, timeout_s 300)")
 
 
 class GatesFile(_Strict):

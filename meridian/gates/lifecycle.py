@@ -24,7 +24,14 @@ from pathlib import Path
 from meridian import gitio
 from meridian.config import Config, EvaluatorSettings, load_config
 from meridian.errors import Blocked, MeridianError
-from meridian.evaluators.models import Bundle, CheckResult, Usage, Verdict
+from meridian.evaluators.models import (
+    Bundle,
+    CheckResult,
+    MutationReport,
+    SuppressedIssue,
+    Usage,
+    Verdict,
+)
 from meridian.gates import artifacts, checks, completion
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
@@ -188,6 +195,7 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
 
     bundle = build_bundle(project, spec, snap, results, status.base_commit)
     bundle.notes.extend(features.notes)
+    mutation = _mutation_check(project, spec, snap, bundle, results, progress)
     # The definition is the one loaded before the checks ran: what the evaluation used,
     # even if a check rewrites gates.yaml (the gate then shows stale).
     defined = gate_definition.definition(project.graph, gate)
@@ -198,6 +206,8 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
         progress.evaluating(resolve_kind(settings))
     verdict = _evaluate(project, gate, bundle, settings, self_score, switched_off)
     verdict = completion.add_issues(verdict, features.issues)
+    if mutation is not None:
+        verdict = _with_mutation(verdict, *mutation)
     verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})
     evidence: dict[str, object] = {"definition": defined}
     if requirement is not None:
@@ -211,6 +221,41 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
             # must not make a pass look like a crash.
             submission.warnings.append(f"calibration not recorded: {exc}")
     return submission
+
+
+def _mutation_check(project: Project, spec: GateSpec, snap: artifacts.Snapshot, bundle: Bundle,
+                    results: list[CheckResult], progress: checks.CheckProgress | None,
+                    ) -> tuple[MutationReport, list[SuppressedIssue]] | None:
+    """The mutation smoke check (``meridian.gates.mutation``) when it applies: the report
+    and the functions an inline ``meridian: allow mutation`` exempted."""
+    from meridian.gates import mutation
+
+    if not mutation.applies(spec, snap.files):
+        return None
+    started = getattr(progress, "mutation_started", None)
+    finished = getattr(progress, "mutant_finished", None)
+    report, allowed = mutation.run(project.repo, project.root, spec, snap.files,
+                                   bundle.changed_lines, results,
+                                   on_start=started, on_result=finished)
+    bundle.notes.append(mutation.bundle_note(report))
+    changed = bundle.changed_lines
+    exempted = [SuppressedIssue(
+        file=target.file, line=line, kind=mutation.CHECK_ID, reason=reason,
+        finding_line=target.line, message=f"{target.qualname}: not mutated",
+        added=changed is None or any(a <= line <= b for a, b in changed.get(target.file, ())))
+        for target, reason, line in allowed]
+    return report, exempted
+
+
+def _with_mutation(verdict: Verdict, report: MutationReport,
+                   exempted: list[SuppressedIssue]) -> Verdict:
+    from meridian.evaluators.models import with_issues
+    from meridian.gates import mutation
+
+    verdict = with_issues(verdict, mutation.issues(
+        report, block_pre_existing=verdict.block_pre_existing))
+    return verdict.model_copy(update={"mutation": report,
+                                      "suppressed": [*verdict.suppressed, *exempted]})
 
 
 def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,

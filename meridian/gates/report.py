@@ -13,6 +13,7 @@ from typing import Any
 from meridian.evaluators.models import (
     CheckResult,
     Issue,
+    MutationReport,
     SuppressedIssue,
     Verdict,
     blocks,
@@ -95,6 +96,29 @@ def judged_lines(verdict: Verdict, indent: str = "  ") -> list[str]:
     if verdict.excluded:
         shown = ", ".join(verdict.excluded[:5]) + (" ..." if len(verdict.excluded) > 5 else "")
         lines.append(f"{indent}excluded from the scan (exclude:): {shown}")
+    if verdict.mutation is not None:
+        lines += mutation_lines(verdict.mutation, indent)
+    return lines
+
+
+def mutation_lines(report: MutationReport, indent: str = "  ") -> list[str]:
+    """The mutation smoke check: what it tried and how each mutant fared."""
+    counts = report.counts()
+    said = ", ".join(f"{counts[k]} {k.replace('_', ' ')}" for k in
+                     ("killed", "survived", "timeout", "error", "not_tried") if k in counts)
+    head = (f"{indent}mutation smoke check: {said or 'no mutant'}"
+            + (f" in {report.duration_s:g}s, {report.workers} at a time" if report.duration_s
+               else "")
+            + f" (budget {report.max_functions} functions, {report.timeout_s:g}s)")
+    lines = [head]
+    if report.note:
+        lines.append(f"{indent}  {report.note}")
+    for mutant in report.mutants:
+        took = "" if mutant.outcome == "not_tried" else f"  ({mutant.duration_s:g}s)"
+        lines.append(f"{indent}  {mutant.outcome.replace('_', ' '):<9} {mutant.where()}  "
+                     f"{mutant.function}{took}"
+                     + (f": {mutant.detail}" if mutant.detail and mutant.outcome != "survived"
+                        else ""))
     return lines
 
 

@@ -1,0 +1,128 @@
+"""Building mutants: which changed functions, and bodies that raise in valid Python."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import textwrap
+import types
+
+import pytest
+
+from meridian.evaluators.mutants import changed_functions, mutant
+
+SOURCE = textwrap.dedent('''
+    import abc
+    import functools
+    from typing import Protocol, overload
+
+
+    class Shape(abc.ABC):
+        @abc.abstractmethod
+        def area(self): ...
+
+        def describe(self, unit="m"):
+            """Say how big it is."""
+            size = self.area()
+            return f"{size} {unit}2"
+
+
+    class Sized(Protocol):
+        def size(self) -> int:
+            return 0
+
+
+    @overload
+    def parse(text: str) -> int: ...
+    @overload
+    def parse(text: bytes) -> int: ...
+    @functools.lru_cache(maxsize=None)
+    def parse(text):
+        return int(text)
+
+
+    def counter(limit):
+        n = 0
+        while n < limit:
+            yield n
+            n += 1
+
+
+    async def fetch(value):
+        await asyncio.sleep(0)
+        return value * 2
+
+
+    async def stream(values):
+        for value in values:
+            yield value
+
+
+    def one_liner(x): return x + 1
+
+
+    def outer(x):
+        def inner(y):
+            return y * 2
+        return inner(x)
+
+
+    def todo():
+        raise NotImplementedError
+''').lstrip()
+
+
+def _load(text: str) -> types.ModuleType:
+    module = types.ModuleType("mutated")
+    module.__dict__["asyncio"] = asyncio
+    exec(compile(text, "mutated.py", "exec"), module.__dict__)  # noqa: S102 -- the mutant under test
+    return module
+
+
+def test_the_whole_file_yields_every_real_function_and_skips_what_has_no_body() -> None:
+    names = [t.qualname for t in changed_functions("shapes.py", SOURCE, None)]
+    assert names == ["Shape.describe", "parse", "counter", "fetch", "stream", "one_liner",
+                     "outer"]
+
+
+def test_a_changed_line_maps_to_the_innermost_function_holding_it() -> None:
+    line = SOURCE.splitlines().index("        return y * 2") + 1
+    [target] = changed_functions("shapes.py", SOURCE, [(line, line)])
+    assert (target.qualname, target.line) == ("outer.<locals>.inner", line - 1)
+    assert changed_functions("shapes.py", SOURCE, [(1, 2)]) == []  # imports only
+
+
+@pytest.mark.parametrize("name", ["Shape.describe", "parse", "counter", "fetch", "stream",
+                                  "one_liner", "outer"])
+def test_each_mutant_compiles_keeps_its_shape_and_raises(name: str) -> None:
+    [target] = [t for t in changed_functions("shapes.py", SOURCE, None) if t.qualname == name]
+    module = _load(mutant(SOURCE, target))
+    original = _load(SOURCE)
+    holder, attr = (module.Shape, "describe") if "." in name else (module, name)
+    fn = getattr(holder, attr)
+    before = getattr(original.Shape if "." in name else original, attr)
+    assert inspect.isgeneratorfunction(fn) == inspect.isgeneratorfunction(before)
+    assert inspect.iscoroutinefunction(fn) == inspect.iscoroutinefunction(before)
+    assert inspect.isasyncgenfunction(fn) == inspect.isasyncgenfunction(before)
+    assert inspect.signature(fn) == inspect.signature(before)
+    assert fn.__doc__ == before.__doc__
+    with pytest.raises(RuntimeError, match=f"the body of {name} was removed"):
+        if name == "Shape.describe":
+            fn(object())
+        elif name == "counter":
+            list(fn(3))
+        elif name == "fetch":
+            asyncio.run(fn(1))
+        elif name == "stream":
+            async def drain() -> None:
+                async for _ in fn([1]):
+                    pass
+            asyncio.run(drain())
+        else:
+            fn("1")
+    if name == "parse":
+        assert hasattr(fn, "cache_info")  # the decorator stays
+
+
+def test_a_file_that_does_not_parse_has_no_functions() -> None:
+    assert changed_functions("broken.py", "def f(:\n", None) == []
