@@ -273,7 +273,7 @@ def test_published_schema_matches_the_models() -> None:
     assert schema["additionalProperties"] is False
     assert set(schema["$defs"]["GateSpec"]["properties"]) == {
         "id", "needs", "description", "acceptance", "artifacts", "checks", "evaluate",
-        "approval", "estimate_hours", "features", "exclude"}
+        "approval", "estimate_hours", "features", "exclude", "mutation"}
 
 
 def test_every_template_loads_validates_and_matches_the_schema(tmp_path) -> None:

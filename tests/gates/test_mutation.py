@@ -384,3 +384,15 @@ def test_a_bad_mutation_setting_is_one_line_naming_the_field(
     assert result.code == 2
     assert len(result.err.strip().splitlines()) == 1, result.err
     assert ".meridian/gates.yaml:" in result.err and expected in result.err, result.err
+
+
+def test_the_published_schema_takes_what_the_loader_takes() -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / ".meridian-template" / "schemas"
+                         / "gates.schema.json").read_text())
+    for value in (False, True, {"max_functions": 3}, {"timeout_s": 60.5, "enabled": True}):
+        jsonschema.validate({"gates": [{"id": "g", "mutation": value}]}, schema)
+    for value in (3, {"max_functions": 0}, {"timeout": 5}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"gates": [{"id": "g", "mutation": value}]}, schema)
