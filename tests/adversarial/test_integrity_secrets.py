@@ -68,7 +68,9 @@ def test_check_output_in_evidence_is_redacted(project: Path, cli: Callable[..., 
     gates = (project / ".meridian" / "gates.yaml").read_text()
     command = planted_script(project)
     gates = gates.replace('artifacts: ["spec/**"]',
-                          f'artifacts: ["spec/**"]\n    checks: [{json.dumps(command)}]')
+                          f'artifacts: ["spec/**"]\n    checks: [{json.dumps(command)}]'
+                          # the check tests nothing: no mutation smoke check to fail it
+                          '\n    mutation: false')
     write(project, ".meridian/gates.yaml", gates)
     commit_all(project, "a check that prints secrets")
     pass_gate(cli, project, "spec", "spec/notes.py")
