@@ -861,14 +861,27 @@ def gate_writes(context: Context, targets: Targets
 
 
 def pre_tool_use(context: Context) -> Reply:
-    if not context.facts.gates or not context.facts.is_active(LOCKED_RULE) \
-            or not _has_state(context):
+    if not context.facts.gates or not context.facts.is_active(LOCKED_RULE):
         return ALLOW
+    gone = None
+    if not _has_state(context):
+        from meridian.hooks.state_gone import missing_state
+
+        gone = missing_state(context.repo, context.facts.branch)
+        if gone is None:
+            return ALLOW
     # deleting or moving away a locked file changes it as much as writing it (the
     # pre-commit hook refuses the staged deletion too)
     paths, owners, unreadable = gate_writes(context, _targets(context, removals=True))
     if not paths and not owners and not unreadable:
         return ALLOW
+    if gone is not None:  # a deleted state branch: every gate's files are denied
+        named = list(dict.fromkeys(paths + [f for fs in owners.values() for f in fs]
+                                   + [f for fs in unreadable.values() for f in fs]))
+        gates = sorted({g for f in paths for g in context.facts.gates_for_path(f)}
+                       | set(owners) | set(unreadable))
+        return deny(f"Meridian: {', '.join(named[:5])} belongs to gate {', '.join(gates)}; "
+                    f"{gone[0]}. Do not write it now; {gone[1]}.")
     from meridian.hooks.gate_view import locked_gates, path_decisions
     from meridian.hooks.precommit import need_step
 

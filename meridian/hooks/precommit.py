@@ -217,6 +217,16 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
     return refusals
 
 
+def _state_gone(repo: gitio.Repository, branch: str, result: Result) -> bool:
+    """A deleted state branch refuses the commit (meridian.hooks.state_gone)."""
+    from meridian.hooks.state_gone import missing_state
+
+    gone = missing_state(repo, branch)
+    if gone is not None:
+        result.refusals.append(Refusal(reason=gone[0], next_step=gone[1] + ", then commit again"))
+    return gone is not None
+
+
 def check(path: str = ".", *, use_cache: bool = True) -> Result:
     """Everything the pre-commit hook checks, without printing or recording anything."""
     repo = gitio.open_repo(path)
@@ -241,6 +251,8 @@ def check(path: str = ".", *, use_cache: bool = True) -> Result:
             next_step=(f"commit the change with it (git add -- {shown}) or set it aside "
                        f"(git stash push -- {shown}), then commit again"),
             files=unstaged))
+        return result
+    if facts.gates and _state_gone(repo, facts.branch, result):
         return result
     problems = ledger_problems(repo, facts.branch, use_cache=use_cache)
     if problems:

@@ -260,6 +260,11 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         return result  # only Meridian's own refs, or deletions
     result.checked_refs = [p.local_ref for p in wanted]
     if gitio.ref_target(repo, f"refs/heads/{facts.branch}") is None:
+        from meridian.hooks.state_gone import missing_state
+
+        gone = missing_state(repo, facts.branch) if facts.gates else None
+        if gone is not None:  # deleted, not "nothing recorded yet"
+            result.refusals.append(Refusal(reason=gone[0], next_step=gone[1] + ", then push again"))
         return result  # nothing recorded here yet, so nothing to regress or go stale
     result.refusals += _integrity(repo, facts, use_cache)
     if result.refusals:
