@@ -18,6 +18,8 @@ copy of the branch are the authority then (docs/security.md).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from meridian import gitio
 
 
@@ -45,14 +47,14 @@ def missing_state(repo: gitio.Repository, branch: str) -> tuple[str, str] | None
     else:
         how = f"`meridian sync`, or fetch {branch} from a clone that has it"
     evidence = ", ".join([f".git/meridian/{name}" for name in seen] + copies[:1])
-    return (f"the state branch {branch} is missing although {evidence} shows it existed: "
-            "gate states cannot be derived, and a deleted branch unlocks nothing",
-            f"restore it with {how}")
+    reason = (f"the state branch {branch} is missing although {evidence} shows it existed: "
+              "gate states cannot be derived, and a deleted branch unlocks nothing")
+    return reason, f"restore it with {how}"
 
 
-def _verified_tip(marker: object) -> str | None:
+def _verified_tip(marker: Path) -> str | None:
     try:
-        text = marker.read_text(encoding="utf-8").strip()  # type: ignore[attr-defined]
+        text = marker.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else None
