@@ -278,6 +278,7 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
     report.base = _resolve_base(project.root, base)
     if head is not None:
         _harness_changes(project.repo, project.root, report.base, head, report)
+        _token_envs_in_range(project, report.base, head, report)
     if not ledger.exists():
         report.notes.append(f"no state branch {ledger.branch}: no gate has passed, nothing to "
                             "re-check")
@@ -312,6 +313,23 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
                           project.root, check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     return report
+
+
+def _token_envs_in_range(project: Any, base: str | None, head: str,
+                         report: CiReport) -> None:
+    """``approval.token_env`` at the checked-out commit that the base did not hold (no
+    base: the whole history, so every one): refused, whatever HEAD's history says. A
+    ``--no-verify`` commit makes one "existing" locally; the base is the trusted point."""
+    from meridian.gates.graph import TOKEN_ENV_FIX, gates_path, token_envs_at
+
+    relative = gates_path(project.root, project.config).relative_to(project.root).as_posix()
+    new = token_envs_at(project.repo, head, relative) - token_envs_at(project.repo, base,
+                                                                     relative)
+    since = f"the base {base[:12]}" if base else "the start of the history (no --base)"
+    for gate, variable in sorted(new):
+        report.problems.append(
+            f"{relative}: gate {gate}: approval.token_env ${variable} is new since {since}; "
+            f"token_env is refused in new configs: {TOKEN_ENV_FIX}")
 
 
 def _stale_text(repo: gitio.Repository, status: Any, head: str | None) -> str:

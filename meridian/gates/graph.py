@@ -264,10 +264,26 @@ def _committed_token_envs(root: Path, path: Path) -> set[tuple[str, str]] | None
         head = gitio.head_commit(repo)
         if head is None:
             return set()
-        blob = gitio.blob_data(gitio.tree_entry(
-            repo, gitio.commit_tree(repo, pygit2.Oid(hex=head)), relative))
+        return token_envs_at(repo, head, relative)
     except (MeridianError, ValueError, OSError, pygit2.GitError):
         return None
+
+
+def token_envs_at(repo: Any, commit: str | None, relative: str) -> set[tuple[str, str]]:
+    """(gate, variable) of every ``approval.token_env`` in the gates file ``relative`` at
+    ``commit`` (none: no commit, no such file, or a file that does not parse).
+
+    ``meridian ci`` and the pre-push hook compare these between a trusted point (the
+    range's base, the remote's tip, a pushed commit's parent) and the pushed tip: a
+    ``--no-verify`` commit makes a token_env "existing" at HEAD, never at the base."""
+    import pygit2
+
+    from meridian import gitio
+
+    if commit is None:
+        return set()
+    blob = gitio.blob_data(gitio.tree_entry(
+        repo, gitio.commit_tree(repo, pygit2.Oid(hex=commit)), relative))
     if blob is None:
         return set()
     try:

@@ -13,7 +13,11 @@ as are deletions. For anything else the push is refused when:
   (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``);
 - a pushed commit changes a file of a gate that is locked now (rule mechanism
   ``hook:locked_gate_artifacts``): the commits themselves are read, not the work tree,
-  so a ``git commit --no-verify`` that skipped the pre-commit hook is caught here.
+  so a ``git commit --no-verify`` that skipped the pre-commit hook is caught here;
+- a pushed commit adds an ``approval.token_env`` (refused in new configs; HEAD holding
+  it after a ``--no-verify`` commit does not make it existing);
+- the state branch is missing although the clone shows it existed
+  (``meridian.hooks.state_gone``).
 
 The project facts and the gate fold are recomputed here, never read from the caches
 under ``.git/meridian`` (an agent can rewrite those with a matching key and checksum).
@@ -196,6 +200,44 @@ def _locked_in_commits(repo: gitio.Repository, facts: ProjectFacts, wanted: list
     return refusals
 
 
+def _new_token_envs(repo: gitio.Repository, facts: ProjectFacts,
+                    wanted: list[PushedRef]) -> list[Refusal]:
+    """``approval.token_env`` entries a pushed commit introduced (absent from its parent's
+    gates file) and the pushed tip still holds. Locally a ``--no-verify`` commit makes
+    one "existing" at HEAD; what the remote already had is the trusted point here."""
+    if not facts.has_graph:
+        return []
+    from meridian.gates.graph import TOKEN_ENV_FIX, token_envs_at
+
+    relative = facts.files[1]
+    refusals = []
+    for ref in wanted:
+        commits = _pushed_commits(repo, ref)
+        introduced: dict[tuple[str, str], str] = {}
+        for info in commits:
+            tree = gitio.commit_tree(repo, info.oid)
+            parent = info.parents[0] if info.parents else None
+            blob = gitio.tree_entry(repo, tree, relative)
+            before = gitio.tree_entry(repo, gitio.commit_tree(repo, parent), relative) \
+                if parent is not None else None
+            if blob is None or (before is not None and before.id == blob.id):
+                continue
+            old = token_envs_at(repo, str(parent), relative) if parent is not None else set()
+            for entry in token_envs_at(repo, str(info.oid), relative) - old:
+                introduced[entry] = str(info.oid)
+        still = token_envs_at(repo, ref.local_sha, relative) if commits else set()
+        for (gate, variable), commit in sorted(introduced.items()):
+            if (gate, variable) not in still:
+                continue
+            refusals.append(Refusal(
+                reason=(f"{relative}: gate {gate}: approval.token_env ${variable} was added by "
+                        f"pushed commit {commit[:10]}; token_env is refused in new configs "
+                        "(a commit that skipped the pre-commit hook does not make it existing)"),
+                next_step=TOKEN_ENV_FIX + "; rewrite that commit, then push again",
+                gate=gate))
+    return refusals
+
+
 def _regressions(repo: gitio.Repository, facts: ProjectFacts,
                  warnings: list[str] | None = None) -> list[Refusal]:
     # The comparison itself lives in meridian.evals.baselines (shared with `meridian ci`).
@@ -269,6 +311,7 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
     result.refusals += _integrity(repo, facts, use_cache)
     if result.refusals:
         return result
+    result.refusals += _new_token_envs(repo, facts, wanted)
     result.refusals += _locked_in_commits(repo, facts, wanted, False)
     if facts.block_stale_on_push:
         result.refusals += _stale(repo, facts, False)
