@@ -236,6 +236,8 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid) -> boo
     it returned for an object whose write failed) can stand in for the disk. None when
     the ref names a commit that is not on disk itself (the branch must be put back).
     """
+    if _stored_loose(repo, refname, oid, tree):
+        return True
     try:
         fresh = pygit2.Repository(repo.path)
         ref = fresh.references.get(refname)
@@ -252,6 +254,24 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid) -> boo
         return target == oid or fresh.descendant_of(target, oid)
     except (pygit2.GitError, OSError, ValueError, KeyError):
         return False
+
+
+def _stored_loose(repo: Repository, refname: str, oid: Oid, tree: Oid) -> bool:
+    """The common case of ``stored_on_branch``, read from the files themselves: the loose
+    ref names ``oid`` and the commit and its tree are loose objects on disk (libgit2
+    renames an object into place only once it is completely written). False means "ask
+    the slow way", never "not stored"."""
+    try:
+        common = common_dir(repo)
+        if (common / refname).read_bytes().strip() != str(oid).encode():
+            return False
+        objects = common / "objects"
+        for name in (str(oid), str(tree)):
+            if os.stat(objects / name[:2] / name[2:]).st_size == 0:
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def read_blob(repo: Repository, oid: Oid) -> bytes:

@@ -43,7 +43,7 @@ import bisect
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ from meridian import gitio, layout
 
 if TYPE_CHECKING:
     from meridian.ledger import Ledger
+    from meridian.records import Record
 
 VERSION = 1
 MAGIC = b"meridian-ids"
@@ -138,9 +139,11 @@ class IdSet:
 
     def __init__(self, ledger: Ledger, stream: str, at: gitio.Oid | None,
                  base: bytes = b"", tail: set[bytes] | None = None,
-                 other: set[str] | None = None, loaded_at: gitio.Oid | None = None) -> None:
+                 other: set[str] | None = None, loaded_at: gitio.Oid | None = None,
+                 derive: Derive | None = None) -> None:
         self.ledger = ledger
         self.stream = stream
+        self.derive = derive  # what is indexed instead of the record id (see load)
         self.at = at
         self._base = _Sorted(base)
         self._tail = tail or set()
@@ -174,7 +177,7 @@ class IdSet:
             return True
         if rid not in self:
             return False
-        exact = scan_ids(self.ledger, self.stream, self.loaded_at)
+        exact = scan_ids(self.ledger, self.stream, self.loaded_at, self.derive)
         if rid in exact:
             self.trusted.update(exact)
             return True
@@ -185,7 +188,7 @@ class IdSet:
         return False
 
     def copy(self) -> IdSet:
-        out = IdSet(self.ledger, self.stream, self.at)
+        out = IdSet(self.ledger, self.stream, self.at, derive=self.derive)
         out._base, out._tail, out._other = self._base, set(self._tail), set(self._other)
         out.loaded_at = self.loaded_at
         out.trusted = set(self.trusted)
@@ -198,13 +201,37 @@ class IdSet:
         return _merge(self._base.data, [*self._tail, *binary]), self._other | set(other)
 
 
-def index_path(ledger: Ledger, stream: str) -> Path:
+def index_path(ledger: Ledger, stream: str, derive: Derive | None = None) -> Path:
     # One flat file per branch and stream (sync removes a scratch branch's files by name).
-    return ledger.local_dir / f"ids-{ledger.branch.replace('/', '__')}.{stream.replace('/', '__')}.idx"
+    name = stream.replace("/", "__") + (f".{derive.name}" if derive is not None else "")
+    return ledger.local_dir / f"ids-{ledger.branch.replace('/', '__')}.{name}.idx"
 
 
-def scan_ids(ledger: Ledger, stream: str, at: gitio.Oid | None) -> set[str]:
-    """Every id stored in ``stream`` at commit ``at``, read from git (the slow, exact way)."""
+class Derive:
+    """A key indexed instead of the record id (e.g. a semantic memory's pattern), named
+    for its file; ``key`` maps a stored record to it (None: not indexed)."""
+
+    def __init__(self, name: str, key: Callable[[Record], str | None]) -> None:
+        self.name = name
+        self.key = key
+
+    def keys(self, found: Iterable[Record]) -> Iterator[str]:
+        for record in found:
+            value = self.key(record)
+            if value is not None:
+                yield value
+
+
+def _label(stream: str, derive: Derive | None) -> str:
+    return stream if derive is None else f"{stream}#{derive.name}"
+
+
+def scan_ids(ledger: Ledger, stream: str, at: gitio.Oid | None,
+             derive: Derive | None = None) -> set[str]:
+    """Every id (or derived key) in ``stream`` at commit ``at``, read from git (the slow,
+    exact way)."""
+    if derive is not None:
+        return set(derive.keys(ledger.records(stream, at=at))) if at is not None else set()
     out: set[str] = set()
     if at is None:
         return out
@@ -357,9 +384,10 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _read_file(ledger: Ledger, stream: str) -> tuple[_File | None, tuple[int, int, int] | None]:
+def _read_file(ledger: Ledger, stream: str, derive: Derive | None = None
+               ) -> tuple[_File | None, tuple[int, int, int] | None]:
     """The parsed index file (None: absent or unusable) and what identifies its bytes."""
-    path = index_path(ledger, stream)
+    path = index_path(ledger, stream, derive)
     try:
         with path.open("rb") as handle:
             stat = os.fstat(handle.fileno())
@@ -367,7 +395,10 @@ def _read_file(ledger: Ledger, stream: str) -> tuple[_File | None, tuple[int, in
     except OSError:
         return None, None
     seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    return _parse(data, stream), seen if len(data) == stat.st_size else None
+    parsed = _parse(data, _label(stream, derive))
+    if parsed is not None:
+        parsed.stream = stream
+    return parsed, seen if len(data) == stat.st_size else None
 
 
 def _oid(text: str) -> gitio.Oid | None:
@@ -378,21 +409,24 @@ def _oid(text: str) -> gitio.Oid | None:
     return oid
 
 
-def load(ledger: Ledger, stream: str, at: gitio.Oid | None) -> IdSet:
-    """The ids of ``stream`` at commit ``at``: from the index when it names ``at`` or an
-    ancestor of it (caught up from git), else read from every shard."""
+def load(ledger: Ledger, stream: str, at: gitio.Oid | None,
+         derive: Derive | None = None) -> IdSet:
+    """The ids of ``stream`` at commit ``at`` (or the keys ``derive`` makes of its
+    records): from the index when it names ``at`` or an ancestor of it (caught up from
+    git), else read from every shard."""
     if at is None:
-        return IdSet(ledger, stream, None)
-    parsed, seen = _read_file(ledger, stream)
-    out = _from_file(ledger, parsed, at) if parsed is not None else None
+        return IdSet(ledger, stream, None, derive=derive)
+    parsed, seen = _read_file(ledger, stream, derive)
+    out = _from_file(ledger, parsed, at, derive) if parsed is not None else None
     if out is None:
-        out = IdSet(ledger, stream, at)
-        out.trusted = scan_ids(ledger, stream, at)
+        out = IdSet(ledger, stream, at, derive=derive)
+        out.trusted = scan_ids(ledger, stream, at, derive)
     out._file = (parsed, seen)
     return out
 
 
-def _from_file(ledger: Ledger, parsed: _File, at: gitio.Oid) -> IdSet | None:
+def _from_file(ledger: Ledger, parsed: _File, at: gitio.Oid,
+               derive: Derive | None = None) -> IdSet | None:
     wanted = str(at)
     keys = parsed.keys
     position = None
@@ -429,12 +463,13 @@ def _from_file(ledger: Ledger, parsed: _File, at: gitio.Oid) -> IdSet | None:
     for binary, listed in parsed.segments[:position]:
         tail |= binary
         other |= listed
-    out = IdSet(ledger, parsed.stream, key, parsed.base, tail, other, loaded_at=key)
+    out = IdSet(ledger, parsed.stream, key, parsed.base, tail, other, loaded_at=key,
+                derive=derive)
     if key != at:
         added = ledger.new_records(parsed.stream, since=key, at=at)
         if added is None:
             return None
-        out.update((record.id for record in added), at)
+        out.update(derive.keys(added) if derive is not None else (r.id for r in added), at)
     return out
 
 
@@ -443,10 +478,10 @@ def save(ledger: Ledger, ids: IdSet) -> None:
     if ids.at is None:
         return
     at = str(ids.at)
-    path = index_path(ledger, ids.stream)
+    path = index_path(ledger, ids.stream, ids.derive)
     parsed, seen = ids._file
     if seen is None or _stat_key(path) != seen:  # changed since it was loaded: read it again
-        parsed, _ = _read_file(ledger, ids.stream)
+        parsed, _ = _read_file(ledger, ids.stream, ids.derive)
     if parsed is not None and parsed.keys[-1] == at:
         return  # already there
     if parsed is not None and parsed.clean and ids.loaded_at is not None \
@@ -461,7 +496,7 @@ def save(ledger: Ledger, ids: IdSet) -> None:
             _append_segment(path, parsed.keys[-1], at, binary, other)
             return
     base, other_ids = ids._state()
-    _write_whole(path, ids.stream, at, base, other_ids)
+    _write_whole(path, _label(ids.stream, ids.derive), at, base, other_ids)
 
 
 def _reaches(ledger: Ledger, ancestor: gitio.Oid, descendant: gitio.Oid) -> bool:

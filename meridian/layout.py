@@ -150,6 +150,13 @@ def _last(tree: Any, wanted: Callable[[Any], bool], width: int) -> Any | None:
 
 def open_shard(repo: Any, month_tree: Any | None) -> tuple[int, Any | None]:
     """(number, blob) of the newest shard of a month; (0, None) for a month with none."""
+    number, entry = open_shard_entry(repo, month_tree)
+    return number, None if entry is None else repo[entry.id]
+
+
+def open_shard_entry(repo: Any, month_tree: Any | None) -> tuple[int, Any | None]:
+    """(number, tree entry) of the newest shard of a month, its blob not read (a writer
+    that wrote it last has its bytes); (0, None) for a month with none."""
     if month_tree is None or len(month_tree) == 0:
         return 0, None
     last = month_tree[len(month_tree) - 1]
@@ -161,8 +168,8 @@ def open_shard(repo: Any, month_tree: Any | None) -> tuple[int, Any | None]:
             shard = _last(repo[group.id], _is_numbered_shard, _GROUPED_WIDTH)
             if shard is None:
                 return base, None
-            return base + _number(shard.name), repo[shard.id]
+            return base + _number(shard.name), shard
     shard = _last(month_tree, _is_numbered_shard, _FLAT_WIDTH)
     if shard is None:
         return 0, None
-    return _number(shard.name), repo[shard.id]
+    return _number(shard.name), shard

@@ -102,6 +102,9 @@ class Ledger:
         # stream -> the ids of the stream at a commit, for Write(dedupe=True)
         self._ids_at: dict[str, IdSet] = {}
         self._counter: Path | None = None  # .git/meridian/unpacked-<branch>, once known
+        # blob id -> bytes of the shards this ledger's last commit wrote (the next append
+        # to the same shard starts from them instead of reading the blob back)
+        self._last_shards: dict[gitio.Oid, bytes] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
@@ -464,21 +467,28 @@ class Ledger:
             grouped.setdefault((stream, record.month), []).append(record)
             written.append(record)
 
+        shards_written: list[tuple[gitio.Oid, bytes]] = []
         for (stream, month), batch in grouped.items():
             month_tree = gitio.tree_entry(repo, base, f"{stream}/{month}")
-            number, shard = layout.open_shard(
+            number, entry = layout.open_shard_entry(
                 repo, month_tree if isinstance(month_tree, gitio.Tree) else None)
             payload = "".join(r.line() + "\n" for r in batch).encode()
             existing = b""
-            if shard is not None:
-                if shard.size and shard.size + len(payload) > layout.SHARD_BYTES:
+            if entry is not None:
+                # The shard this ledger wrote last is not read back (nor inflated) again.
+                data = self._last_shards.get(entry.id)
+                if data is None:
+                    data = gitio.blob_data(repo[entry.id]) or b""
+                if data and len(data) + len(payload) > layout.SHARD_BYTES:
                     number += 1
                 else:
-                    existing = shard.data
+                    existing = data
                     if existing and not existing.endswith(b"\n"):
                         existing += b"\n"
-            updates[layout.shard_path(stream, month, number)] = gitio.write_blob(
-                repo, existing + payload)
+            content = existing + payload
+            oid = gitio.write_blob(repo, content)
+            updates[layout.shard_path(stream, month, number)] = oid
+            shards_written.append((oid, content))
 
         for path, data in write.blobs.items():
             current = gitio.tree_entry(repo, base, path)
@@ -496,6 +506,7 @@ class Ledger:
         parents = [] if tip is None else [tip]
         oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
         self._acknowledge(oid, tree, tip)
+        self._last_shards = dict(shards_written)
         if stored_ids:
             from meridian import idindex
 

@@ -19,6 +19,7 @@ Two kinds have extra write semantics:
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -127,6 +128,29 @@ def find_pattern(ledger: Ledger, data: dict[str, Any]) -> Record | None:
     return None
 
 
+def _pattern_id(data: dict[str, Any]) -> str:
+    text, context = _pattern_key(data)
+    return hashlib.sha256(f"{text}\0{context}".encode()).hexdigest()[:32]
+
+
+def _stored_pattern_id(record: Record) -> str | None:
+    return _pattern_id(record.data) if isinstance(record.data, dict) else None
+
+
+def _known_pattern(ledger: Ledger, data: dict[str, Any]) -> Record | None:
+    """``find_pattern``, answered "no" from the index of stored patterns' keys
+    (``meridian.idindex``) without reading the stream; a "yes" is read exactly."""
+    from meridian import idindex
+
+    spec = KINDS["semantic"]
+    derive = idindex.Derive("pattern", _stored_pattern_id)
+    patterns = idindex.load(ledger, spec.stream, ledger.tip(), derive)
+    idindex.save(ledger, patterns)
+    if _pattern_id(data) not in patterns:
+        return None
+    return find_pattern(ledger, data)
+
+
 def _link_amendment(ledger: Ledger, data: dict[str, Any]) -> dict[str, Any]:
     """Fill in or check ``amends`` for a correction (see the module docstring)."""
     gate = data.get("gate")
@@ -185,7 +209,7 @@ def add(ledger: Ledger, kind: MemoryKind | str, data: Any, *,
     clean = validate(spec, data)
 
     if spec.label == "semantic":
-        known = find_pattern(ledger, clean)
+        known = _known_pattern(ledger, clean)
         if known is not None:
             return _validate_pattern(ledger, spec, known, clean.get("session"))
 
