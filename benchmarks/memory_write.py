@@ -119,6 +119,26 @@ def main() -> int:
             ok &= _bench.verdict(f"{name} at {args.records:,}, CPU ms",
                                  statistics.median(timings[name].cpu) * 1e3, 10.0)
 
+        # The whole command in a fresh process, split into what python's start costs,
+        # what importing the command's modules costs and the rest (the write itself).
+        cli_counter = iter(range(10**9))
+
+        def run(*argv: str) -> None:
+            subprocess.run([sys.executable, *argv], cwd=path, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        processes = {
+            "python -c pass": _bench.Contender(lambda: run("-c", "pass")),
+            "import meridian.cli": _bench.Contender(lambda: run("-c", "import meridian.cli")),
+            "meridian memory add": _bench.Contender(lambda: run(
+                "-m", "meridian", "memory", "add", "episodic", "--json",
+                f'{{"session": "cli", "event": "note", "notes": "n{next(cli_counter)}"}}')),
+        }
+        rounds = max(2, args.rounds // 2)
+        timings = _bench.interleave(processes, rounds=rounds, per_round=1, warmup=1)
+        _bench.table(f"`meridian memory add` as a command ({rounds} rounds, interleaved; "
+                     "CPU includes the child)", timings, reference="python -c pass")
+
         results: dict[str, list[tuple[float, float, int]]] = {"events": [], "memory": []}
         for number in range(args.contention_rounds):
             order = ["events", "memory"] if number % 2 == 0 else ["memory", "events"]
