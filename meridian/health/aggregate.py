@@ -43,6 +43,7 @@ from meridian.health.models import (
     GateCost,
     GateHealth,
     GateRow,
+    HarnessChange,
     HealthReport,
     MemoryHealth,
     RulesHealth,
@@ -80,6 +81,7 @@ class EventScan:
     gate_events: list[GateEvent] = field(default_factory=list)
     latest_features: tuple[str, dict[str, Any]] | None = None
     duplicates_prevented: int = 0
+    harness: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # stored order
 
 
 BLANK = object()  # an empty line in a shard: not a record, not corrupt either
@@ -133,11 +135,30 @@ def scan_events(ledger: Ledger, at: Any) -> EventScan:
                     scan.latest_features = (ts, data)
             elif kind in DUPLICATE_KINDS:
                 scan.duplicates_prevented += 1
+            elif kind == HARNESS_CHANGED:
+                scan.harness.append((ts, data))
     gate_events.sort(key=lambda event: event[0])
     return scan
 
 
 # --- small helpers --------------------------------------------------------------------
+
+
+HARNESS_CHANGED = "harness.changed"
+MAX_HARNESS_CHANGES = 5
+
+
+def harness_health(scan: EventScan) -> list[HarnessChange]:
+    """The latest harness changes in ledger order, newest first (weakening ones marked)."""
+    out = []
+    for ts, data in reversed(scan.harness[-MAX_HARNESS_CHANGES:]):
+        changes = data.get("changes")
+        out.append(HarnessChange(
+            ts=ts, changes=[str(c) for c in changes] if isinstance(changes, list) else [],
+            weakening=data.get("weakening") is True, agent_session=data.get("agent_session") is True,
+            commit=data.get("commit") if isinstance(data.get("commit"), str) else None,
+            source=data.get("source") if isinstance(data.get("source"), str) else None))
+    return out
 
 
 def _is_ts(value: Any) -> bool:
@@ -728,6 +749,7 @@ def _build_report(ledger: Ledger, root: Path | None, today: date | None) -> Heal
     report.cost = _cost_health(costs, tallies, agents, judges)
     report.completion = completion_health(scan)
     report.memory = memory_health(ledger, tip, scan)
+    report.harness = harness_health(scan)
     return report
 
 

@@ -189,6 +189,17 @@ class EvaluationHealth(_Model):
     suites: list[SuiteHealth] = Field(default_factory=list)
 
 
+class HarnessChange(_Model):
+    """One ``harness.changed`` event (meridian.harness), as health shows it."""
+
+    ts: str
+    changes: list[str] = Field(default_factory=list)
+    weakening: bool = False  # a change that weakens enforcement
+    agent_session: bool = False  # made while a Claude Code session was active
+    commit: str | None = None
+    source: str | None = None  # pre-commit or catch-up
+
+
 class HealthReport(_Model):
     version: int = 1
     branch: str
@@ -204,3 +215,5 @@ class HealthReport(_Model):
     memory: MemoryHealth = Field(default_factory=MemoryHealth)
     rules: RulesHealth = Field(default_factory=RulesHealth)
     evaluation: EvaluationHealth = Field(default_factory=EvaluationHealth)
+    # The latest harness changes (gate graph, rules, config, features), newest first.
+    harness: list[HarnessChange] = Field(default_factory=list)

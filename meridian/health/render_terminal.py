@@ -44,7 +44,7 @@ def render(report: HealthReport, console: Console | None = None) -> None:
     for note in report.notes:
         out.print(f"[yellow]note:[/] {escape(note)}")
     for section in (_gates, _calibration, _evaluator, _cost, _completion, _memory, _rules,
-                    _evaluation):
+                    _evaluation, _harness):
         out.print()
         section(report, out)
 
@@ -206,3 +206,18 @@ def _evaluation(report: HealthReport, out: Console) -> None:
             NONE if suite.fixes is None else str(suite.fixes),
         )
     out.print(table)
+
+
+def _harness(report: HealthReport, out: Console) -> None:
+    changes = report.harness
+    weakening = sum(1 for c in changes if c.weakening)
+    out.print(f"[bold]Harness changes[/] (latest {len(changes)}, newest first"
+              + (f", [red]{weakening} weaken enforcement[/]" if weakening else "") + ")"
+              if changes else "[bold]Harness changes[/]: none recorded")
+    for change in changes:
+        marks = (["[red]WEAKENS enforcement[/]"] if change.weakening else []) \
+            + (["during an agent session"] if change.agent_session else [])
+        where = f"commit {change.commit[:10]}" if change.commit else "staged"
+        # Change texts quote the harness files as written: never markup.
+        out.print(f"  {change.ts[:19]}  {where}  {escape('; '.join(change.changes))}"
+                  + (f"  ({', '.join(marks)})" if marks else ""))

@@ -68,3 +68,30 @@ def test_a_no_verify_rule_retirement_is_caught_up_by_the_next_gate_command(proje
     [event] = [e for e in _harness_events(cli) if "rule no-stub-code retired" in e["changes"]]
     assert event["commit"] == commit and event["source"] == "catch-up"
     assert event["weakening"] is True
+
+
+def test_health_shows_the_latest_harness_changes_weakening_marked(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    import json
+
+    assert cli("hooks", "install").code == 0
+    env = {**os.environ, "CLAUDECODE": "1"}
+    subprocess.run([sys.executable, "-c", WEAKEN], cwd=project, check=True)
+    git(project, "add", ".meridian/gates.yaml")
+    assert run_git(project, "commit", "-m", "simplify the gates", env=env).code == 0
+    config = project / ".meridian" / "config.yaml"
+    config.write_text(config.read_text() + "\n# a comment only\n")
+    (project / "NOTES.md").write_text("x\n")
+    git(project, "add", "-A")
+    assert run_git(project, "commit", "-m", "notes").code == 0
+    report = json.loads(cli("health", "--json").out)
+    changes = report["harness"]
+    assert changes and len(changes) <= 5
+    weakening = [c for c in changes if c["weakening"]]
+    assert weakening and weakening[0]["agent_session"] is True
+    assert any("needs [spec] removed" in text for text in weakening[0]["changes"])
+    assert changes == sorted(changes, key=lambda c: c["ts"], reverse=True)  # newest first
+    text = " ".join(cli("health").out.split())
+    assert "Harness changes (latest" in text and "weaken enforcement" in text
+    assert "needs [spec] removed" in text and "WEAKENS enforcement" in text
+    assert "during an agent session" in text
