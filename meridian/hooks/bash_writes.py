@@ -29,6 +29,17 @@ files, deleting or moving one aside is as much a change as rewriting it):
     git restore
     git config        .git/config when it sets core.hooksPath (git then runs other hooks)
 
+Commands that rewrite the work tree from other revisions come back as marks
+(``GIT_MARK``) the Claude hook resolves with git before the command runs:
+``git reset --hard|--merge|--keep REV``, ``git read-tree -u``, ``git checkout|switch
+REV``, ``git merge REV``, ``git rebase UPSTREAM`` (the files that differ), ``git
+cherry-pick|revert C`` (the files those commits change), ``git clean -f`` (what
+``git clean -n`` with the same options would remove), ``git am MBOX``, ``patch <
+FILE`` / ``git apply < FILE`` (the patch's headers). What cannot be told before it
+runs (``git pull``, a merge after a ``git fetch`` in the same command, ``git
+filter-branch``, a ``--continue``/``--abort``, a patch read from a pipe) is a mark of
+kind ``anywhere``: files anywhere in the work tree.
+
 Commands are split on ; && || | & and newlines; heredoc bodies are skipped; leading
 ``VAR=value`` and ``sudo``/``env``/``command``/``nohup``/``time`` are looked through.
 ``cd DIR`` (and ``pushd``) moves where the later relative paths point, until the
@@ -44,6 +55,7 @@ and the whole command text when an interpreter runs inline code (``python -c``,
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -159,6 +171,14 @@ def _simple_commands(command: str) -> list[list[str]]:
         if current:
             commands.append(current)
     return commands
+
+
+def _stdin_file(tokens: list[str]) -> str | None:
+    """The file a ``< FILE`` redirection feeds the command, if any."""
+    for index, token in enumerate(tokens[:-1]):
+        if token == "<":
+            return tokens[index + 1]
+    return None
 
 
 def _split_redirections(tokens: list[str]) -> tuple[list[str], list[str]]:
@@ -425,6 +445,26 @@ def _inline_code(name: str, args: list[str]) -> bool:
 
 
 STASH_MARK = "\0stash:"  # a target: the files ``git stash pop|apply REF`` writes
+# A target: files git would write, found by asking git (``git_mark``/``read_git_mark``).
+GIT_MARK = "\0git:"
+# Kinds of GIT_MARK: "diff" (``git diff --name-only ARGS``), "show" (the files commits
+# change), "switch" (a revision, else a path), "clean" (``git clean -n OPTIONS``),
+# "anywhere" (unknown files anywhere in the work tree; the text says what).
+GIT_MARK_KINDS = ("diff", "show", "switch", "clean", "anywhere")
+
+
+def git_mark(kind: str, args: list[str], where: str = "") -> str:
+    return GIT_MARK + json.dumps([kind, where, args])
+
+
+def read_git_mark(mark: str) -> tuple[str, str, list[str]]:
+    """(kind, directory relative to the command's cwd, arguments) of a ``git_mark``."""
+    kind, where, args = json.loads(mark[len(GIT_MARK):])
+    return str(kind), str(where), [str(a) for a in args]
+
+
+def _anywhere(text: str) -> str:
+    return git_mark("anywhere", [text])
 SCRIPT_MARK = "\0script:"  # an ``unresolved`` entry holding a script file's text
 SCRIPT_LIMIT = 256 * 1024
 FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -504,7 +544,7 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
 
 
 def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
-                     unresolved: list[str] | None = None) -> list[str]:
+                     unresolved: list[str] | None = None, stdin: str | None = None) -> list[str]:
     words = _strip_prefix(words)
     if not words:
         return []
@@ -533,8 +573,8 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
         if text is not None and not text.startswith("\x7fELF"):
             unresolved.append(SCRIPT_MARK + text)
     if removals:
-        return _written(name, args, cwd) + _removed(name, args)
-    return _written(name, args, cwd)
+        return _written(name, args, cwd, stdin) + _removed(name, args)
+    return _written(name, args, cwd, stdin)
 
 
 XARGS_VALUE_OPTIONS = frozenset({"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a", "--max-args",
@@ -567,8 +607,14 @@ def _meridian_writes(args: list[str]) -> list[str]:
     return [os.path.join(base, path) for path in written]
 
 
-def _written(name: str, args: list[str], cwd: Path) -> list[str]:
-    """The files command ``name`` writes (shells are read by the caller)."""
+def _moved_mark(mark: str, where: str) -> str:
+    kind, inner, args = read_git_mark(mark)
+    return git_mark(kind, args, os.path.join(where, inner) if inner else where)
+
+
+def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) -> list[str]:
+    """The files command ``name`` writes (shells are read by the caller); ``stdin`` is the
+    file a ``< FILE`` redirection feeds it."""
     if name == "meridian":
         return _meridian_writes(args)
     if name.startswith("python") and args[:2] == ["-m", "meridian"]:
@@ -613,33 +659,121 @@ def _written(name: str, args: list[str], cwd: Path) -> list[str]:
     if name == "git":
         where, git_args = _git_location(args)
         if where:
-            return [t if os.path.isabs(t) or t.startswith(STASH_MARK)
-                    else os.path.join(where, t) for t in _written(name, git_args, cwd)]
+            return [_moved_mark(t, where) if t.startswith(GIT_MARK) else t
+                    if os.path.isabs(t) or t.startswith(STASH_MARK)
+                    else os.path.join(where, t) for t in _written(name, git_args, cwd, stdin)]
         args = git_args
+        found = _git_rewrites(args, cwd, stdin)
+        if found is not None:
+            return found
     if name == "patch":
         value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--directory")),
                      None)
         patch = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-i", "--input")),
                      None)
-        found = _patch_paths(patch, cwd) if patch else []
         # `patch [OPTIONS] ORIGINALFILE [PATCHFILE]`: the first operand is the file written
         operands = _operands(args, frozenset({"-d", "--directory", "-i", "--input", "-p",
                                               "-o", "--output", "-r", "--reject-file", "-B",
                                               "-z", "-V", "-D", "-F", "-g"}))
+        patch = patch or (operands[1] if len(operands) > 1 else None) or stdin
+        found = _patch_paths(patch, cwd) if patch else []
+        if not operands and not found:
+            # the patch comes from a pipe, or cannot be read now: it may write anything
+            found.append(_anywhere("patch " + " ".join(args)))
+        if value and found and not operands:
+            found = [f if f.startswith(GIT_MARK) else os.path.join(value, f) for f in found]
         found += operands[:1]
         found += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--output")]
         return found + [(value or ".").rstrip("/") + "/"]
     if name == "git" and args[:1] == ["apply"] and not any(
             a in ("--check", "--stat", "--numstat", "--summary") for a in args):
         files = _operands(args[1:], frozenset({"-p", "-C", "--directory", "--exclude",
-                                               "--include"}))
-        return [p for f in files for p in _patch_paths(f, cwd)] + ["./"]
+                                               "--include"})) or ([stdin] if stdin else [])
+        found = [p for f in files for p in _patch_paths(f, cwd)]
+        if not found:  # from a pipe, or a patch that cannot be read now
+            found.append(_anywhere("git " + " ".join(args)))
+        return found + ["./"]
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
         return _restored(args[0], args[1:])
     if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
         refs = [a for a in args[2:] if not a.startswith("-")]
         return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
     return []
+
+
+# Options of the work-tree rewriting git commands that take a value (the value is no operand).
+_REWRITE_VALUE_OPTIONS = frozenset({
+    "-m", "-F", "-s", "-X", "--strategy", "--strategy-option", "--into-name", "-c", "-C",
+    "-b", "-B", "--orphan", "--onto", "-x", "--exec", "-e", "--exclude", "-d", "--directory",
+    "-p", "--conflict", "--mainline", "--cleanup", "--gpg-sign", "-S", "--prefix",
+    "--index-output", "--upstream", "--patch-format", "-U", "--pathspec-from-file"})
+_SEQUENCER = ("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--resolved", "-r")
+
+
+def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | None:
+    """Marks (``GIT_MARK``) for the git commands that rewrite the work tree from another
+    revision; None for every other git command (read by the rest of ``_written``)."""
+    if not args:
+        return None
+    sub, rest = args[0], args[1:]
+    if "--help" in rest or "-h" in rest:
+        return []
+    operands = _operands(rest, _REWRITE_VALUE_OPTIONS)
+    text = "git " + " ".join(args)
+    if sub == "reset":
+        rev = operands[0] if operands else "HEAD"
+        if "--hard" in rest:
+            return [git_mark("diff", [rev])]  # the work tree, put back to REV
+        if "--merge" in rest or "--keep" in rest:
+            return [git_mark("diff", ["HEAD", rev])]
+        return None
+    if sub == "read-tree":
+        if "-u" not in rest:
+            return []  # the index only
+        trees = _operands(rest, frozenset({"--prefix", "--index-output"}))
+        return [git_mark("diff", [tree]) for tree in trees] or [_anywhere(text)]
+    if sub in ("checkout", "switch"):
+        if "--" in rest or (sub == "checkout" and len(operands) > 1) \
+                or any(a in ("-p", "--patch", "--pathspec-from-file") for a in rest):
+            return None  # paths: `_restored`
+        if "-" in rest:
+            return [git_mark("switch", ["@{-1}"])]
+        if "--orphan" in rest or not operands:
+            return []  # a new branch at HEAD: the work tree stays
+        return [git_mark("switch", [operands[-1]])]
+    if sub in ("merge", "rebase"):
+        if any(a in _SEQUENCER for a in rest) or "--root" in rest \
+                or any(a in ("-x", "--exec") or a.startswith("--exec=") for a in rest):
+            return [_anywhere(text)]
+        onto = next((rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--onto"), None)
+        onto = onto or next((a.split("=", 1)[1] for a in rest if a.startswith("--onto=")), None)
+        revs = [onto] if onto else (operands[:1] if sub == "rebase" else operands)
+        return [git_mark("diff", [f"HEAD...{rev}"]) for rev in revs or ["@{upstream}"]]
+    if sub in ("cherry-pick", "revert"):
+        if any(a in _SEQUENCER for a in rest) or not operands:
+            return [_anywhere(text)]
+        return [git_mark("show", operands)]
+    if sub == "pull" and operands[:1] == ["."] and len(operands) > 1 \
+            and not any(a in ("-r", "--rebase") or a.startswith("--rebase=") for a in rest):
+        return [git_mark("diff", [f"HEAD...{rev}"]) for rev in operands[1:]]  # local branches
+    if sub in ("pull", "filter-branch", "filter-repo"):
+        return [_anywhere(text)]
+    if sub == "am":
+        if any(a in _SEQUENCER for a in rest):
+            return [_anywhere(text)]
+        files = operands or ([stdin] if stdin else [])
+        found = [p for f in files for p in _patch_paths(f, cwd)]
+        return found or [_anywhere(text)]
+    if sub == "clean":
+        short = "".join(a[1:] for a in rest if a.startswith("-") and not a.startswith("--"))
+        if "n" in short or "--dry-run" in rest:
+            return []
+        if "f" not in short and "--force" not in rest:
+            return []  # refused by git unless clean.requireForce is off: nothing told
+        if "i" in short or "--interactive" in rest:
+            return [_anywhere(text)]
+        return [git_mark("clean", rest)]
+    return None
 
 
 PATCH_HEADER = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
@@ -801,6 +935,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             unresolved.append(command)
         return []
     found: list[str] = []
+    fetched = False  # a `git fetch` ran earlier in the command
     here: str | None = "."  # where the next command runs, relative to cwd; None: unknown
     outer: list[str | None] = []  # where each enclosing subshell started
     variables = {"HOME": str(Path.home())}
@@ -826,7 +961,15 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         targets = redirected
         if name not in CHANGE_DIR and name != "popd":
             targets = targets + _command_targets(words, cwd / (here or "."), removals=removals,
-                                                 unresolved=unresolved)
+                                                 unresolved=unresolved,
+                                                 stdin=_stdin_file(tokens))
+        if fetched:
+            # a revision read now is not the one a `git fetch` earlier in the command leaves
+            targets = [_anywhere(command) if t.startswith(GIT_MARK)
+                       and read_git_mark(t)[0] != "clean" else t for t in targets]
+        if os.path.basename(name) == "git" and _git_words(command_words)[1] in (
+                "fetch", "pull", "remote", "submodule"):
+            fetched = True
         if unresolved is not None and (
                 _inline_code(os.path.basename(name), command_words[1:])
                 or os.path.basename(name) == "xargs"):
@@ -834,6 +977,15 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         for path in targets:
             if path.startswith(STASH_MARK):
                 found.append(path)
+                continue
+            if path.startswith(GIT_MARK):
+                kind, where, args = read_git_mark(path)
+                if here is None and kind != "anywhere":
+                    path = _anywhere(command)  # run from a directory that cannot be told
+                elif here not in (None, "."):
+                    path = git_mark(kind, args, os.path.normpath(os.path.join(here, where)))
+                if path not in found:
+                    found.append(path)
                 continue
             if not _knowable(path):
                 if unresolved is not None and path and path not in NOT_FILES:

@@ -439,6 +439,9 @@ class Targets:
 
     def __init__(self, paths: list[str], into: list[str], unresolved: list[str]) -> None:
         self.paths, self.into, self.unresolved = paths, into, unresolved
+        # commands that write files anywhere in the work tree that cannot be told before
+        # they run (`git pull`): refused while any gate is locked
+        self.anywhere: list[str] = []
 
 
 def _mcp_paths(value: Any, key: str = "", depth: int = 0) -> list[str]:
@@ -474,6 +477,7 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
             for stash in [w for w in written if w.startswith(STASH_MARK)]:
                 written.remove(stash)
                 written += _stash_files(context, stash[len(STASH_MARK):])
+            written = _resolve_git_marks(context, written, found)
             found.into = [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
             found.paths = [w for w in written if not (w.endswith("/") and len(w) > 1)]
             if tool == "PowerShell" and POWERSHELL_WRITES.search(command):
@@ -489,9 +493,95 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
                 written = [w for w in written_files(command, context.cwd, removals=removals,
                                                     unresolved=found.unresolved)
                            if not w.startswith(STASH_MARK)]
+                written = _resolve_git_marks(context, written, found)
                 found.into += [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
                 found.paths += [w for w in written if not (w.endswith("/") and len(w) > 1)]
     return found
+
+
+def _resolve_git_marks(context: Located, written: list[str], found: Targets) -> list[str]:
+    """``written`` with each ``bash_writes.GIT_MARK`` replaced by the files git says the
+    command would write (absolute); unknown ones go to ``found.anywhere``."""
+    from meridian.hooks.bash_writes import GIT_MARK, read_git_mark
+
+    out = []
+    for item in written:
+        if not item.startswith(GIT_MARK):
+            out.append(item)
+            continue
+        kind, where, args = read_git_mark(item)
+        if kind == "anywhere":
+            found.anywhere.append(args[0] if args else "a git command")
+            continue
+        files = _git_mark_files(context, kind, context.cwd / where, args)
+        if files is None:
+            found.anywhere.append(" ".join(["git", kind, *args]))
+        else:
+            out += files
+    return out
+
+
+def _git_out(directory: Path, *args: str) -> str | None:
+    """Standard output of a read-only git command in ``directory``; None when it fails."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")}
+    try:
+        proc = subprocess.run(["git", *args], cwd=directory, env=env, capture_output=True,
+                              text=True, errors="surrogateescape", timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _git_mark_files(context: Located, kind: str, directory: Path,
+                    args: list[str]) -> list[str] | None:
+    """The files (absolute; directories end in '/') a work-tree rewriting git command
+    writes, asked of git before it runs; None when git cannot tell (an unknown revision,
+    no upstream): the caller counts that as files anywhere."""
+    if context.repo is None:  # the cached view: only the full path runs git
+        raise LookupError("asking git needs the full decision")
+    if not os.path.isdir(directory):
+        return None
+    top = _git_out(directory, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    base = Path(top.strip())
+    if kind == "switch":
+        rev = args[0]
+        if _git_out(directory, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}") is None:
+            return [str(directory / rev)]  # `git checkout FILE`: the file, from the index
+        args = ["HEAD", rev]
+        kind = "diff"
+    names: list[str] = []
+    if kind == "diff":
+        out = _git_out(directory, "diff", "--name-only", "--no-renames", "-z", *args, "--")
+        if out is None:
+            return None
+        names = out.split("\0")
+    elif kind == "show":
+        for rev in args:
+            if ".." in rev:
+                out = _git_out(directory, "log", "--name-only", "-z", "--format=", rev, "--")
+            else:
+                out = _git_out(directory, "diff-tree", "--no-commit-id", "--name-only", "-r",
+                               "-z", "--root", "-m", rev, "--")
+            if out is None:
+                return None
+            names += out.split("\0")
+    elif kind == "clean":
+        options = [a for a in args if a not in ("-f", "--force")]
+        options = [("-" + a[1:].replace("f", "")) if a.startswith("-") and
+                   not a.startswith("--") else a for a in options]
+        out = _git_out(directory, "clean", "-n", *[a for a in options if a != "-"])
+        if out is None:
+            return None
+        return [str(directory / line[len("Would remove "):])
+                for line in out.splitlines() if line.startswith("Would remove ")]
+    else:
+        return None
+    return [str(base / name) for name in dict.fromkeys(n.strip("\n") for n in names) if name]
 
 
 def _stash_files(context: Located, ref: str) -> list[str]:
@@ -860,6 +950,15 @@ def gate_writes(context: Context, targets: Targets
     return paths, owners, unreadable
 
 
+def _gates_with_files(context: Context) -> list[str]:
+    """Gates with at least one file in the work tree now (what a `git pull` may change)."""
+    from meridian.gates import globs
+
+    listing = globs.worktree_files(context.repo, context.root)
+    return [g.id for g in context.facts.gates
+            if any(globs.matches_any(g.artifacts, path) for path in listing)]
+
+
 def pre_tool_use(context: Context) -> Reply:
     if not context.facts.gates or not context.facts.is_active(LOCKED_RULE):
         return ALLOW
@@ -872,8 +971,10 @@ def pre_tool_use(context: Context) -> Reply:
             return ALLOW
     # deleting or moving away a locked file changes it as much as writing it (the
     # pre-commit hook refuses the staged deletion too)
-    paths, owners, unreadable = gate_writes(context, _targets(context, removals=True))
-    if not paths and not owners and not unreadable:
+    targets = _targets(context, removals=True)
+    paths, owners, unreadable = gate_writes(context, targets)
+    anywhere = targets.anywhere  # files anywhere in the work tree: every gate owns some
+    if not paths and not owners and not unreadable and not anywhere:
         return ALLOW
     if gone is not None:  # a deleted state branch: every gate's files are denied
         named = list(dict.fromkeys(paths + [f for fs in owners.values() for f in fs]
@@ -893,9 +994,12 @@ def pre_tool_use(context: Context) -> Reply:
     # Unknown files in a directory, or a path named in an unreadable command: any locked
     # gate among their owners refuses (which of its files they are cannot be told).
     others = [g for g in {**owners, **unreadable} if g not in locked]
+    if anywhere:
+        others += [g for g in _gates_with_files(context) if g not in locked and g not in others]
     if others:
         locked.update(locked_gates(context.repo, context.facts, others))
-    locked = {g: u for g, u in locked.items() if g in owners or g in unreadable}
+    locked = {g: u for g, u in locked.items() if g in owners or g in unreadable
+              or (anywhere and g in others)}
     if not locked:
         return ALLOW
     gate, unmet = next(iter(locked.items()))
@@ -905,6 +1009,14 @@ def pre_tool_use(context: Context) -> Reply:
         reason = (f"Meridian: {', '.join(files)} belongs to gate {gate}, which is locked: its "
                   f"needs have not passed: {unmet_text}. Do not write it now, nor by another "
                   f"route; {need_step(*unmet[0])}.")
+    elif gate not in unreadable:
+        files = []
+        reason = (f"Meridian: `{anywhere[0]}` can change files anywhere in the work tree, "
+                  f"which cannot be told before it runs, and gate {gate} is locked: its needs "
+                  f"have not passed: {unmet_text}. Its files must not change now; "
+                  f"{need_step(*unmet[0])}. To bring in other work meanwhile, use a form "
+                  "Meridian can read, each as its own command: `git fetch`, then `git merge "
+                  "REV` or `git rebase REV` (or ask the user).")
     else:
         files = list(dict.fromkeys(unreadable[gate]))
         reason = (f"Meridian: this command names {', '.join(files)} (files of gate {gate}, "

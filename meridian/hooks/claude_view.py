@@ -214,6 +214,8 @@ def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
             return False
         if any(g in may_lock for g in (*owners, *unreadable_paths)):
             return False
+        if targets.anywhere and may_lock:
+            return False
     claude.note_agent_writes(context)
     return True
 

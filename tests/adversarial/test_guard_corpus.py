@@ -203,6 +203,14 @@ HARNESS_BASH = [
     "patch -o .meridian/gates.yaml x.txt /tmp/p",
     "rm `printf .meridian`/gates.yaml",
     "git replace HEAD HEAD~1",
+    # work-tree rewrites from another revision, resolved with git before they run
+    # (HEAD~1 is the commit before `meridian init`; settings.local.json is untracked)
+    "git reset --hard HEAD~1",
+    "git reset --keep HEAD~1",
+    "git checkout HEAD~1",
+    "git read-tree -u -m HEAD~1",
+    "git clean -fdx",
+    "git clean -ffd",
 ]
 LOCKED_BASH = [
     "echo 'x = 1' > api/app.py",
@@ -233,6 +241,28 @@ LOCKED_BASH = [
     "mv api/app.py /tmp/",
     "git rm -r api",
     "mkdir d && ln -s ../api d/a && echo x > d/a/app.py",
+    # branch api-change adds api/app.py; the stash holds an untracked api file
+    "git merge api-change",
+    "git merge --no-commit --no-ff api-change",
+    "git pull . api-change",
+    "git cherry-pick api-change",
+    "git cherry-pick -n main..api-change",
+    "git reset --hard api-change",
+    "git reset --merge api-change",
+    "git reset --keep api-change",
+    "git read-tree -u -m api-change",
+    "git checkout api-change",
+    "git switch --detach api-change",
+    "git rebase api-change",
+    "git rebase --onto api-change main",
+    "git am patches/api.mbox",
+    "git am < patches/api.mbox",
+    "patch -p1 < patches/api.patch",
+    "git apply < patches/api.patch",
+    "git stash pop",
+    "git stash apply stash@{0}",
+    "git -C patches merge api-change",
+    "cd patches && git reset --hard api-change",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -279,6 +309,16 @@ ORDINARY_BASH = [
     "ln -sf ../schema/shapes.py build/shapes.py", "echo \"built at `date`\" > build/stamp.txt",
     "git commit -m \"`date`\"", "busybox ls", "exec 3<>schema/fifo", "git replace -l",
     "git rm schema/old.py", "mv schema/a.py schema/b.py", "rm -rf schema/sub",
+    # work-tree rewrites whose changes touch no locked file and no harness file
+    "git merge docs-change", "git merge --ff-only docs-change", "git cherry-pick docs-change",
+    "git reset --hard", "git reset --hard HEAD", "git reset --keep docs-change",
+    "git reset --soft HEAD~1", "git reset HEAD~1", "git checkout docs-change",
+    "git switch docs-change", "git rebase docs-change", "git read-tree HEAD",
+    "git read-tree -u -m docs-change", "git am patches/docs.mbox",
+    "patch -p1 < patches/docs.patch", "git apply < patches/docs.patch",
+    "git apply --check patches/api.patch", "git clean -n -d -x", "git clean -fd build",
+    "git pull . docs-change", "git filter-branch --msg-filter cat -- --all",
+    "git rebase --abort", "git merge --abort",
 ]
 MUST_ALLOW: list[dict[str, Any]] = [bash(c) for c in ORDINARY_BASH] + [
     tool("Write", file_path="{root}/schema/shapes.py", content="x = 1\n"),
@@ -340,8 +380,29 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
                        ("docs", "docs/guide.md")):
         (root / "patches" / f"{name}.patch").write_text(
             f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n")
+    _side_branches(root, home)
     yield root, home
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _side_branches(root: Path, home: Path) -> None:
+    """Branches api-change (adds api/app.py, a locked gate's file, committed past the
+    hooks as a human could) and docs-change (adds docs/guide.md, no gate's), their
+    patches as mailboxes, and a stash holding an untracked api file."""
+    env = base_env(home)
+    for branch, path in (("api-change", "api/app.py"), ("docs-change", "docs/guide.md")):
+        run(["git", "switch", "-q", "-c", branch, "main"], root, env)
+        (root / path).parent.mkdir(exist_ok=True)
+        (root / path).write_text("VALUE = 1\n")
+        run(["git", "add", path], root, env)
+        run(["git", "commit", "-q", "--no-verify", "-m", f"add {path}"], root, env)
+        mbox = run(["git", "format-patch", "-1", "--stdout", branch], root, env).stdout
+        (root / "patches" / f"{branch.split('-')[0]}.mbox").write_text(mbox)
+        run(["git", "switch", "-q", "main"], root, env)
+    (root / "api").mkdir()
+    (root / "api" / "stashed.py").write_text("x = 1\n")
+    run(["git", "stash", "push", "-q", "-u", "-m", "api work", "--", "api"], root, env)
+    assert not (root / "api").exists()
 
 
 def test_the_corpus_is_large_enough() -> None:
@@ -401,3 +462,76 @@ def _env_without_project_dir(root: Path, home: Path) -> dict[str, str]:
     from tests.adversarial.guard_support import claude_env
 
     return claude_env(root, home, without_project_dir=True)
+
+
+# Commands whose changes cannot be told before they run (they fetch, or continue a
+# sequence whose state is git's): denied while a locked gate has files in the work tree,
+# allowed otherwise (the corpus above, where locked api has none, allows them).
+UNTOLD_BASH = [
+    "git pull", "git pull --rebase origin main", "git pull --ff-only",
+    "git fetch origin && git merge origin/main", "git fetch && git rebase origin/main",
+    "git fetch . main:tmp && git merge tmp",
+    "git filter-branch --tree-filter true HEAD", "git rebase --continue",
+    "git cherry-pick --continue", "git am --continue", "git merge --abort",
+    "cat patches/api.patch | git apply", "cat patches/api.patch | patch -p1",
+    "git rebase -x 'sh x.sh' main",
+]
+# What rewrites the work tree but can be told, in that project: only api's files count.
+WITH_FILES_BASH = [
+    "git reset --hard",  # api/app.py has an uncommitted change it would overwrite
+    "git checkout -- api",
+    "git clean -fd",  # removes api/scratch.py (untracked)
+    "git clean -fdx api",
+]
+WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
+                    "git diff", "git clean -fd schema", "git clean -n", "git merge --help"]
+
+
+@pytest.fixture(scope="module")
+def locked_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The guard project with api/app.py committed (before the gates locked it, as in a
+    project adopting Meridian), changed in the work tree, and an untracked api file."""
+    base = tmp_path_factory.mktemp("guard-files")
+    home = base / "home"
+    root = make_project(base / "project", home)
+    env = base_env(home)
+    (root / "api").mkdir()
+    (root / "api" / "app.py").write_text("VALUE = 1\n")
+    run(["git", "add", "api/app.py"], root, env)
+    run(["git", "commit", "-q", "--no-verify", "-m", "existing api"], root, env)
+    (root / "api" / "app.py").write_text("VALUE = 2\n")
+    (root / "api" / "scratch.py").write_text("x = 1\n")
+    (root / "patches").mkdir()
+    (root / "patches" / "api.patch").write_text(
+        "--- a/api/app.py\n+++ b/api/app.py\n@@ -1 +1 @@\n-VALUE = 1\n+VALUE = 3\n")
+    bare = base / "remote.git"
+    run(["git", "init", "-q", "--bare", str(bare)], base, env)
+    run(["git", "remote", "add", "origin", str(bare)], root, env)
+    yield root, home
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("command", UNTOLD_BASH + WITH_FILES_BASH)
+def test_rewrites_are_denied_while_a_locked_gate_has_files(locked_files: tuple[Path, Path],
+                                                           command: str) -> None:
+    root, home = locked_files
+    outcome = hook(root, home, "PreToolUse", bash(command))
+    assert outcome.code == 0 and outcome.err == "", outcome
+    assert outcome.denied and "api" in outcome.reason, outcome
+    assert outcome.reason.startswith("Meridian") and "\n" not in outcome.reason
+
+
+@pytest.mark.parametrize("command", WITH_FILES_ALLOW)
+def test_reading_commands_pass_while_a_locked_gate_has_files(locked_files: tuple[Path, Path],
+                                                             command: str) -> None:
+    root, home = locked_files
+    outcome = hook(root, home, "PreToolUse", bash(command))
+    assert (outcome.code, outcome.out, outcome.err) == (0, "", ""), outcome
+
+
+@pytest.mark.parametrize("command", UNTOLD_BASH)
+def test_untold_rewrites_pass_while_no_locked_gate_has_files(guarded: tuple[Path, Path],
+                                                             command: str) -> None:
+    root, home = guarded
+    outcome = hook(root, home, "PreToolUse", bash(command))
+    assert (outcome.code, outcome.out, outcome.err) == (0, "", ""), outcome
