@@ -229,10 +229,12 @@ def _show(project: Any, args: argparse.Namespace) -> int:
 
     from meridian.evaluators.models import Verdict
     from meridian.gates.report import verdict_lines
+    from meridian.gates.snapshot import trusted_folds
     from meridian.gates.state import derive_states
 
     spec = project.graph.gate(args.gate)
-    status = derive_states(project.ledger, project.graph)[args.gate]
+    status = derive_states(project.ledger, project.graph,
+                           folds=trusted_folds(project.ledger, project.graph))[args.gate]
     document = project.ledger.read_json(status.verdict) if status.verdict else None
     if args.json:
         print(json.dumps({"spec": spec.model_dump(mode="json"), "status": status.to_json(),

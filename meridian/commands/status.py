@@ -120,14 +120,19 @@ def run(args: argparse.Namespace) -> int:
     from meridian.errors import MeridianError
     from meridian.gates.lifecycle import open_project
     from meridian.gates.report import identity_lines, status_lines, summary_line
+    from meridian.gates.snapshot import recent_harness, trusted_snapshot
     from meridian.gates.state import derive_states, stale_reason
 
     project = open_project(".")
     if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
         raise MeridianError(missing_branch_error(project))
-    # Shown, not written: status only reads (gate commands and `meridian ci` catch up).
-    changes = harness.recent(project.ledger)
-    statuses = list(derive_states(project.ledger, project.graph).values())
+    # The snapshot of the gate fold (passes re-checked on their commits), caught up with
+    # what was appended since; harness changes are shown, not written: status only reads
+    # (gate commands and `meridian ci` catch up).
+    snapshot = trusted_snapshot(project.ledger)
+    changes = recent_harness(project.ledger, snapshot)
+    statuses = list(derive_states(project.ledger, project.graph,
+                                  folds=snapshot.gate_folds(project.graph)).values())
     stale_statuses = [s for s in statuses if s.state == "stale"]
     stale = [s.gate for s in stale_statuses]
     remote = remote_state(project)

@@ -15,12 +15,14 @@ def run(args: argparse.Namespace) -> int:
 
     from meridian.gates.lifecycle import open_project
     from meridian.gates.report import story_lines
+    from meridian.gates.snapshot import trusted_folds
     from meridian.gates.state import derive_states
     from meridian.gates.story import gate_story
 
     project = open_project(".")
     project.graph.gate(args.gate)
-    status = derive_states(project.ledger, project.graph)[args.gate]
+    status = derive_states(project.ledger, project.graph,
+                           folds=trusted_folds(project.ledger, project.graph))[args.gate]
     entries = gate_story(project.ledger, project.graph, args.gate)
     if args.json:
         print(json.dumps({

@@ -312,18 +312,26 @@ def _current_threshold(graph: Graph, gate: str) -> float | None:
     return float(threshold) if isinstance(threshold, int | float) else None
 
 
-def consistent_events(ledger: Ledger, graph: Graph | None = None) -> list[Record]:
+def consistent_events(ledger: Ledger, graph: Graph | None = None,
+                      history: GateHistory | None = None) -> list[Record]:
     """The gate events in ledger order, each inconsistent pass replaced by a
     ``gate.inconsistent`` record (same id, time and gate; ``reason`` says what is wrong),
-    which folds as the state ``forged``."""
-    history = gate_history(ledger)
-    out: list[Record] = []
-    for record in history.events:
-        if record.kind == PASSED:
-            reason = check_pass(ledger, record, history.commit_of.get(record.id), graph)
-            if reason is not None:
-                record = Record.model_construct(
-                    id=record.id, ts=record.ts, kind=INCONSISTENT, writer=record.writer,
-                    data={**record.data, "reason": reason})
-        out.append(record)
-    return out
+    which folds as the state ``forged``. ``history``: ``gate_history(ledger)``, when the
+    caller has it already."""
+    if history is None:
+        history = gate_history(ledger)
+    return [checked_event(ledger, record, history.commit_of.get(record.id), graph)
+            for record in history.events]
+
+
+def checked_event(ledger: Ledger, record: Record, commit: str | None,
+                  graph: Graph | None = None) -> Record:
+    """``record`` itself, or for a pass ``check_pass`` refuses, its ``gate.inconsistent``
+    stand-in (what ``consistent_events`` yields for it)."""
+    if record.kind != PASSED:
+        return record
+    reason = check_pass(ledger, record, commit, graph)
+    if reason is None:
+        return record
+    return Record.model_construct(id=record.id, ts=record.ts, kind=INCONSISTENT,
+                                  writer=record.writer, data={**record.data, "reason": reason})
