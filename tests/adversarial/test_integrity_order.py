@@ -52,10 +52,10 @@ def test_a_poisoned_order_cache_does_not_fold_a_pass_after_its_reopen(
     reattributed = without[:at] + [[reopened, pass_entry[1]]] + without[at:]
     for poisoned in (swapped, reattributed):
         path.write_text(json.dumps({**cache, "order": poisoned}))
-        assert states(cli)["spec"] == "in_progress"
+        assert states(cli)["spec"] == "in_progress"  # (status reads the gate snapshot)
+        assert cli("gate", "start", "impl").code == 2  # the dependant stays locked
         fixed = [entry[0] for entry in json.loads(path.read_text())["order"]]
         assert fixed.index(passed) < fixed.index(reopened)  # rewritten true
-    assert cli("gate", "start", "impl").code == 2  # the dependant stays locked
 
 
 def test_a_pass_stamped_in_2099_is_stale_once_its_need_is_redone(
