@@ -110,6 +110,14 @@ class Located:
                  *, common: Path | None = None) -> None:
         self.payload, self.repo, self.root, self.cwd = payload, repo, root, cwd
         self.common = common
+        self._folds: bool | None = None
+
+    @property
+    def folds_case(self) -> bool:
+        """Whether the work tree's file system ignores case (``case_insensitive``)."""
+        if self._folds is None:
+            self._folds = case_insensitive(self.root)
+        return self._folds
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(root={self.root!r}, cwd={self.cwd!r})"
@@ -597,6 +605,42 @@ def _stash_files(context: Located, ref: str) -> list[str]:
     return [str(context.root / line) for line in proc.stdout.splitlines() if line.strip()]
 
 
+# For tests only, on case-sensitive file systems: "1" makes Meridian treat the work tree's
+# file system as case-insensitive (as macOS and Windows volumes are by default). It can
+# only add denials.
+CASE_INSENSITIVE_ENV = "MERIDIAN_TEST_CASE_INSENSITIVE"
+
+
+def case_insensitive(root: Path) -> bool:
+    """Whether the file system under ``root`` ignores case, probed once per call: the
+    ``.git`` entry looked up as ``.GIT`` is the same file. On such a file system
+    ``.MERIDIAN/gates.yaml`` *is* ``.meridian/gates.yaml``."""
+    if os.environ.get(CASE_INSENSITIVE_ENV) == "1":
+        return True
+    try:
+        return os.path.samefile(root / ".git", root / ".GIT")
+    except OSError:  # no .GIT: case-sensitive (or no .git at all)
+        return False
+
+
+def _on_disk_case(root: Path, relative: str) -> str:
+    """``relative`` with each component that exists under ``root`` in another case spelled
+    as it is on disk (a case-insensitive file system): ``API/app.py`` -> ``api/app.py``."""
+    parts = relative.split("/")
+    here = root
+    out: list[str] = []
+    for index, part in enumerate(parts):
+        try:
+            names = os.listdir(here)
+        except OSError:
+            return "/".join(out + parts[index:])
+        if part not in names:
+            part = next((n for n in names if n.casefold() == part.casefold()), part)
+        out.append(part)
+        here = here / part
+    return "/".join(out)
+
+
 def _absolute(context: Located, target: str) -> Path:
     path = Path(os.path.expanduser(target))
     if not path.is_absolute():
@@ -607,8 +651,16 @@ def _absolute(context: Located, target: str) -> Path:
 def _in_repo(context: Located, target: str) -> str | None:
     """``target`` relative to the work tree ('/'-separated, "." for the root itself),
     None when it lies outside."""
+    path = _absolute(context, target)
+    if context.folds_case:
+        text, root = str(path), str(context.root)
+        if text.casefold() == root.casefold():
+            return "."
+        if not text.casefold().startswith(root.casefold().rstrip("/") + "/"):
+            return None
+        return _on_disk_case(context.root, text[len(root.rstrip("/")) + 1:])
     try:
-        return _absolute(context, target).relative_to(context.root).as_posix()
+        return path.relative_to(context.root).as_posix()
     except ValueError:
         return None
 
@@ -637,19 +689,26 @@ class Harness(NamedTuple):
 
     locations: tuple[tuple[Path, str], ...]
     installed: tuple[tuple[Path, str], ...] = ()
+    fold: bool = False  # a case-insensitive file system: compare paths case-folded
+
+    def key(self, path: Path) -> Path:
+        return Path(str(path).casefold()) if self.fold else path
 
     def hit(self, path: Path, *, into: bool = False) -> str | None:
         """The harness location ``path`` changes, or None. A path inside a location, the
         location itself, or a directory holding it (removing or moving ``.claude``)
         counts; writing unknown files ``into`` a directory counts when it holds a
         location and is not the work tree root."""
+        mine, root = self.key(path), self.key(self.root)
         for location, name in self.locations:
-            if path == location or location in path.parents:
-                return name if path == location else self._show(path, location, name)
-            if path in location.parents and not (into and path == self.root):
+            where = self.key(location)
+            if mine == where or where in mine.parents:
+                return name if mine == where else self._show(path, location, name)
+            if mine in where.parents and not (into and mine == root):
                 return self._show(path, location, name)
         for location, name in self.installed:
-            if path == location or location in path.parents:
+            where = self.key(location)
+            if mine == where or where in mine.parents:
                 return f"{name} ({path})"
         return None
 
@@ -688,14 +747,16 @@ def _home_harness() -> list[tuple[Path, str]]:
 
 
 def harness_for(context: Located, config_files: tuple[str, ...], branch: str | None) -> Harness:
-    return make_harness(repository_harness(context, config_files, branch))
+    return make_harness(repository_harness(context, config_files, branch),
+                        fold=context.folds_case)
 
 
-def make_harness(repository: list[tuple[Path, str]]) -> Harness:
+def make_harness(repository: list[tuple[Path, str]], *, fold: bool = False) -> Harness:
     """The harness from ``repository_harness``'s locations, the user's own settings and
     Meridian's installation (both read now: they depend on who runs the hook)."""
     root = repository[0][0].parent
-    return Harness((*repository, *_home_harness()), installed=_installed_harness(root))
+    return Harness((*repository, *_home_harness()), installed=_installed_harness(root),
+                   fold=fold)
 
 
 def repository_harness(context: Located, config_files: tuple[str, ...],
@@ -804,6 +865,9 @@ def _glob_hits(harness: Harness, context: Located, pattern: str) -> list[str]:
     if any(c in pattern for c in "$`\n"):
         return []
     absolute = os.path.normpath(os.path.join(context.cwd, os.path.expanduser(pattern)))
+    if harness.fold:
+        return [name for path, name in harness.files()
+                if fnmatch.fnmatchcase(str(path).casefold(), absolute.casefold())]
     return [name for path, name in harness.files()
             if fnmatch.fnmatchcase(str(path), absolute)]
 

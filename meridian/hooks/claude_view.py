@@ -203,7 +203,8 @@ def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
     except LookupError:  # a `git stash pop` to read: the full path reads the stash
         return False
     if targets.paths or targets.into or targets.unresolved:
-        harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]])
+        harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
+                                      fold=context.folds_case)
         files, unreadable = claude.harness_hits(context, harness, targets, facts.files)
         if files or unreadable:
             return False

@@ -1,0 +1,80 @@
+"""Attack: reach the harness, or a locked gate's files, under another spelling of case.
+
+Layer: the Claude Code PreToolUse hook. On a case-insensitive file system (macOS and
+Windows volumes by default) ``.MERIDIAN/gates.yaml`` is ``.meridian/gates.yaml`` and
+``.Claude/settings.json`` is the settings file Claude Code reads, so the hook compares
+such paths case-folded there; on a case-sensitive one they are other files and stay
+allowed. The file system is probed per repository (``claude.case_insensitive``: the
+``.git`` entry looked up as ``.GIT``); this Linux test machine is case-sensitive, so the
+insensitive case is simulated with the test-only ``MERIDIAN_TEST_CASE_INSENSITIVE=1``
+(which can only add denials), and the probe itself with a ``.GIT`` symlink.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meridian.hooks.claude import case_insensitive
+from tests.adversarial.guard_support import bash, claude_env, hook, make_project, tool
+
+SPELLINGS = [".MERIDIAN/gates.yaml", ".Meridian/config.yaml", ".Claude/settings.json",
+             ".CLAUDE/settings.local.json", ".GIT/hooks/pre-commit", ".Git/config",
+             ".git/HOOKS/pre-commit", "API/app.py", "Api/new.py"]
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("case")
+    home = base / "home"
+    root = make_project(base / "project", home)
+    (root / "api").mkdir()  # the locked gate's folder exists (empty)
+    return root, home
+
+
+def _env(root: Path, home: Path, folds: bool) -> dict[str, str]:
+    return claude_env(root, home, extra={"MERIDIAN_TEST_CASE_INSENSITIVE": "1"} if folds else {})
+
+
+@pytest.mark.parametrize("path", SPELLINGS)
+def test_other_case_is_the_protected_path_on_a_case_insensitive_file_system(
+        guarded: tuple[Path, Path], path: str) -> None:
+    root, home = guarded
+    env = _env(root, home, folds=True)
+    write = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                                content="x\n"), env=env)
+    assert write.code == 0 and write.denied, write
+    shell = hook(root, home, "PreToolUse", bash(f"printf x > {path}"), env=env)
+    assert shell.code == 0 and shell.denied, shell
+
+
+@pytest.mark.parametrize("path", SPELLINGS)
+def test_other_case_is_another_file_on_a_case_sensitive_file_system(
+        guarded: tuple[Path, Path], path: str) -> None:
+    root, home = guarded
+    outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                                  content="x\n"), env=_env(root, home, False))
+    assert (outcome.code, outcome.out, outcome.err) == (0, "", ""), outcome
+
+
+def test_ordinary_files_in_other_case_stay_allowed_when_case_folds(
+        guarded: tuple[Path, Path]) -> None:
+    root, home = guarded
+    env = _env(root, home, folds=True)
+    for path in ("README.MD", "Schema/Shapes.py", "docs/Guide.md", ".claude/commands/x.md"):
+        outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                                      content="x\n"), env=env)
+        assert (outcome.code, outcome.out) == (0, ""), (path, outcome)
+
+
+def test_the_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MERIDIAN_TEST_CASE_INSENSITIVE", raising=False)
+    (tmp_path / ".git").mkdir()
+    assert case_insensitive(tmp_path) is False  # this machine: .GIT is not .git
+    (tmp_path / ".GIT").symlink_to(".git")  # what a case-insensitive lookup finds
+    assert case_insensitive(tmp_path) is True
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / ".GIT").mkdir()  # a distinct directory: case-sensitive
+    assert case_insensitive(other) is False
