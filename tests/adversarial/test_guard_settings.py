@@ -133,3 +133,20 @@ def test_on_failure_block_is_written_only_for_a_claude_code_that_reads_it(
     _meridian(root, {**env, "PATH": f"{fake}:{env['PATH']}"}, "init", "--claude")
     [pre] = json.loads((root / ".claude" / "settings.json").read_text())["hooks"]["PreToolUse"]
     assert "onFailure" not in pre["hooks"][0]
+
+
+def test_every_entry_carries_a_timeout_that_covers_meridians_own_deadline(
+        tmp_path: Path) -> None:
+    """SessionEnd hooks get a 1.5 s budget unless a per-hook ``timeout`` raises it (up to
+    60 s, the hooks reference's SessionEnd section); recording the session's end needs
+    more than that on a loaded machine. Every other entry must outlast the 40 s deadline
+    after which Meridian answers by itself (a deny for PreToolUse)."""
+    from meridian.commands.hook import DEADLINE_S
+
+    root, _, env = _project(tmp_path)
+    _meridian(root, env, "init", "--claude")
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    for event in ("SessionStart", "PreToolUse", "Stop", "SubagentStop", "SessionEnd"):
+        [hook] = [h for group in settings["hooks"][event] for h in group["hooks"]
+                  if "meridian hook claude" in h["command"]]
+        assert DEADLINE_S < hook["timeout"] <= 60, (event, hook)
