@@ -194,10 +194,13 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
     from meridian.evaluators.scan import scan_tree
 
-    high = scan_tree(texts, facts.heuristic_disabled(), changed=changed).blocking()
+    found = scan_tree(texts, facts.heuristic_disabled(), changed=changed).findings
     refusals = []
     for gate, paths in owners.items():
-        mine = [i for i in high if i.file in paths]
+        # Outside the staged hunks too when the gate says so (evaluator.block_pre_existing).
+        older = facts.blocks_pre_existing(gate)
+        mine = [i for i in found if i.file in paths
+                and (i.blocks or (older and i.severity == "high"))]
         if not mine:
             continue
         first = mine[0]

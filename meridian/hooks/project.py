@@ -36,6 +36,8 @@ class GateFacts(NamedTuple):
     needs: tuple[str, ...]
     artifacts: tuple[str, ...]
     exclude: tuple[str, ...] = ()  # artifact globs the offline scan does not judge
+    # offline findings outside the change block too (evaluator.block_pre_existing)
+    block_pre_existing: bool = False
 
 
 DEFAULT_FILES = (CONFIG_FILE.as_posix(), ".meridian/gates.yaml", ".meridian/rules.yaml")
@@ -90,6 +92,10 @@ class ProjectFacts:
 
         return [g.id for g in self.gates if globs.matches_any(g.artifacts, path)]
 
+    def blocks_pre_existing(self, gate: str) -> bool:
+        """Whether ``gate``'s offline findings outside the change block too."""
+        return any(g.block_pre_existing for g in self.gates if g.id == gate)
+
     @property
     def rules_file(self) -> str:
         return self.files[2]
@@ -117,6 +123,7 @@ def _digest(path: Path) -> str | None:
 def _fingerprint(root: Path, gates_path: str, rules_path: str) -> dict[str, str | None]:
     return {
         "version": __version__,
+        "format": 2,  # 2: gates carry block_pre_existing
         "config": _digest(root / CONFIG_FILE),
         "gates_path": gates_path,
         "gates": _digest(root / gates_path),
@@ -132,7 +139,8 @@ def _to_json(facts: ProjectFacts) -> dict[str, Any]:
         "claude_stop_retry_cap": facts.claude_stop_retry_cap,
         "has_graph": facts.has_graph,
         "gates": [{"id": g.id, "needs": list(g.needs), "artifacts": list(g.artifacts),
-                   "exclude": list(g.exclude)} for g in facts.gates],
+                   "exclude": list(g.exclude), "block_pre_existing": g.block_pre_existing}
+                  for g in facts.gates],
         "disabled": sorted(facts.disabled),
         "rule_ids": facts.rule_ids,
         "files": list(facts.files),
@@ -146,7 +154,8 @@ def _from_json(root: Path, data: dict[str, Any]) -> ProjectFacts:
         claude_stop_retry_cap=int(data["claude_stop_retry_cap"]),
         has_graph=bool(data["has_graph"]),
         gates=[GateFacts(g["id"], tuple(g["needs"]), tuple(g["artifacts"]),
-                         tuple(g.get("exclude", ()))) for g in data["gates"]],
+                         tuple(g.get("exclude", ())), bool(g.get("block_pre_existing")))
+               for g in data["gates"]],
         disabled=frozenset(data["disabled"]), rule_ids=dict(data["rule_ids"]),
         files=tuple(data["files"]), source="cache",
     )
@@ -179,10 +188,12 @@ def check_project(root: Path) -> tuple[ProjectFacts, str, str]:
         has_graph=present(root / config.paths.gates),
     )
     if facts.has_graph:
+        from meridian.gates.definition import evaluator_settings
         from meridian.gates.graph import load_graph
 
         graph = load_graph(root, config)
-        facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts), tuple(s.exclude))
+        facts.gates = [GateFacts(s.id, tuple(s.needs), tuple(s.artifacts), tuple(s.exclude),
+                                 evaluator_settings(config, s).block_pre_existing)
                        for s in graph.ordered()]
     facts.disabled = disabled_mechanisms(root)
     facts.rule_ids = {rule.mechanism: rule.id for rule in load_rules(root) if rule.active}

@@ -99,3 +99,28 @@ def test_a_renamed_file_is_judged_against_its_old_self(hooked: Path) -> None:
     assert "schema/plane.py:9  [stub_code] function `perimeter` is a stub" in result.err
     assert "schema/plane.py:6" not in result.err
     assert head(hooked) == before
+
+
+def test_block_pre_existing_makes_the_hook_judge_the_whole_staged_file(hooked: Path) -> None:
+    gates = (hooked / ".meridian/gates.yaml").read_text().replace(
+        '    artifacts: ["schema/**"]\n', '    artifacts: ["schema/**"]\n'
+        '    evaluate: {block_pre_existing: true}\n', 1)
+    write(hooked, ".meridian/gates.yaml", gates)
+    git(hooked, "add", ".meridian/gates.yaml")
+    git(hooked, "commit", "-q", "--no-verify", "-m", "a clean-tree gate")
+    _seed(hooked)
+    write(hooked, "schema/shapes.py", LEGACY.replace('"""Shapes."""', '"""Plane shapes."""'))
+    git(hooked, "add", "schema/shapes.py")
+    before = head(hooked)
+    result = run_git(hooked, "commit", "-q", "-m", "docs")
+    assert result.code == 1, result
+    assert "schema/shapes.py:6  [stub_code]" in result.err  # untouched, and still refused
+    assert head(hooked) == before
+    # Switched back off (the default): the same commit goes through.
+    write(hooked, ".meridian/gates.yaml", gates.replace(
+        "    evaluate: {block_pre_existing: true}\n", "    evaluate: {block_pre_existing: false}\n"))
+    git(hooked, "add", ".meridian/gates.yaml")
+    git(hooked, "commit", "-q", "--no-verify", "-m", "the default again", "--",
+        ".meridian/gates.yaml")
+    git(hooked, "add", "schema/shapes.py")
+    assert run_git(hooked, "commit", "-q", "-m", "docs").code == 0
