@@ -15,6 +15,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from meridian.evaluators.findings import Finding, Severity
@@ -908,3 +909,69 @@ def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool =
     scanner.skipped_tests(tree, comment_lines)
     scanner.swallowed_errors(tree)
     return scanner.issues
+
+
+@dataclass(frozen=True)
+class FileTests:
+    """A test file's test functions, which of them are switched off, and what it imports."""
+
+    imports: frozenset[str]  # dotted module names, ``from a.b import c`` giving a.b and a.b.c
+    tests: tuple[str, ...]  # qualified test names (``TestX.test_y``)
+    off: dict[str, tuple[int, str]]  # test -> (line, how it is switched off)
+
+
+def tests_of_file(source: str) -> FileTests | None:
+    """The tests of a Python test file and which of them can never run (an unconditional
+    skip or a non-strict xfail on the test, its class or the module's ``pytestmark``, or
+    an unconditional skip call first thing in its body); None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    imports: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.add(node.module)
+            imports.update(f"{node.module}.{alias.name}" for alias in node.names)
+
+    def switched_off(decorators: Iterable[ast.expr]) -> tuple[int, str] | None:
+        for decorator in decorators:
+            severity, message = _skip_decorator(decorator)
+            if severity == "high":
+                return decorator.lineno, message
+        return None
+
+    module_off = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) \
+                else [node.value]
+            module_off = module_off or switched_off(values)
+    tests: list[str] = []
+    off: dict[str, tuple[int, str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str, inherited: tuple[int, str] | None) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef) and (
+                    node.name.startswith("Test") or node.name.endswith(("Test", "Tests"))
+                    or any(_dotted(b).endswith("TestCase") for b in node.bases)):
+                visit(node.body, f"{prefix}{node.name}.",
+                      inherited or switched_off(node.decorator_list))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.name.startswith("test"):
+                name = prefix + node.name
+                tests.append(name)
+                reason = inherited or switched_off(node.decorator_list)
+                first = node.body[0] if node.body else None
+                call = first.value if isinstance(first, ast.Expr) else None
+                if reason is None and isinstance(call, ast.Call) \
+                        and _dotted(call.func) in SKIP_CALLS:
+                    reason = (first.lineno, f"the test skips itself: `{_dotted(call.func)}(...)`")
+                if reason is not None:
+                    off[name] = reason
+
+    visit(tree.body, "", module_off)
+    return FileTests(imports=frozenset(imports), tests=tuple(tests), off=off)

@@ -14,7 +14,9 @@ signs that work is missing or cannot be trusted, each a finding with a stable ch
                       tautologies, swallowed assertions, its unit mocked
     skipped_test      unconditional skip, non-strict xfail, it.skip/xit,    high
                       commented-out tests; a skip on a real condition with
-                      a reason is medium
+                      a reason is medium; high in the change, old skips
+                      included, when a changed module or feature is left
+                      with no running test
     empty_file        an artifact that is empty or only whitespace          medium
     syntax_error      a Python artifact that does not parse (the stub and   high
                       test checks cannot read it, so it must not pass)
@@ -154,7 +156,8 @@ def bundle_scan(bundle: Bundle, disabled: frozenset[str] = frozenset()
     changed = None if bundle.changed_lines is None else {
         path: tuple((int(a), int(b)) for a, b in ranges)
         for path, ranges in bundle.changed_lines.items()}
-    result = scan_tree(files, disabled, changed=changed, truncated=truncated)
+    result = scan_tree(files, disabled, changed=changed, truncated=truncated,
+                       features=bundle.feature_tests)
     found += map(as_issue, result.findings)
     issues = sorted((i for i in found if i.check not in disabled), key=order_key)
     return issues, [as_suppressed(s) for s in result.suppressed], excluded

@@ -69,6 +69,9 @@ class Bundle(_Model):
     changed_lines: dict[str, list[tuple[int, int]]] | None = None
     # Globs (the gate's ``exclude:``) of artifact files the offline scan does not judge.
     exclude_globs: list[str] = Field(default_factory=list)
+    # Feature id -> the test ids the features file lists for it (all stages): a change
+    # touching a feature all of whose tests are switched off leaves it with none running.
+    feature_tests: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class Issue(_Model):

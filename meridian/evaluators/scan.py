@@ -13,7 +13,7 @@ each one finds are documented in ``heuristic`` and docs/gates.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Protocol
@@ -23,9 +23,11 @@ from meridian.evaluators._js_scan import is_js, is_js_test_file, scan_js
 from meridian.evaluators._native_scan import native_language, scan_native
 from meridian.evaluators._python_scan import (
     MARKER,
+    FileTests,
     constant_returns,
     expected_literals,
     scan_python,
+    tests_of_file,
 )
 from meridian.evaluators.changes import Ranges, Suppressed, apply_allows, mark_pre_existing
 from meridian.evaluators.findings import SEVERITY_ORDER, Finding
@@ -143,6 +145,110 @@ def hard_coded_answers(files: Mapping[str, str]) -> list[Finding]:
     return found
 
 
+def module_names(path: str, files: Iterable[str]) -> set[str]:
+    """The dotted names a test may import ``path`` by: from its outermost package (the
+    directories above it holding an ``__init__.py``), and each shorter tail of that."""
+    pure = PurePosixPath(path)
+    listed = set(files)
+    parts = [pure.stem] if pure.stem != "__init__" else []
+    directory = pure.parent
+    while str(directory) != "." and f"{directory}/__init__.py" in listed:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    if not parts:
+        return set()
+    return {".".join(parts[i:]) for i in range(len(parts))}
+
+
+def untested_changes(files: Mapping[str, str],
+                     changed: Mapping[str, Ranges] | None) -> list[Finding]:
+    """A changed Python module every test of which is switched off: the tests of a
+    module are the test functions of the test files that import it; when there are
+    some and none can run, the change ships a feature with no running test. High, at
+    the module's first changed line, whether the skips are new or were already there."""
+    test_files = {path: text for path, text in files.items() if is_python_test_file(path)}
+    code = [path for path in sorted(files) if path.endswith(".py")
+            and not is_python_test_file(path)
+            and (changed is None or changed.get(path))]
+    if not test_files or not code:
+        return []
+    parsed = {path: found for path, text in test_files.items()
+              if (found := tests_of_file(text)) is not None and found.tests}
+    found = []
+    for path in code:
+        names = module_names(path, files)
+        importing = {test: tests for test, tests in parsed.items() if tests.imports & names}
+        total = sum(len(t.tests) for t in importing.values())
+        if not total or any(len(t.off) < len(t.tests) for t in importing.values()):
+            continue
+        first_file = min(importing)
+        line, how = importing[first_file].off[importing[first_file].tests[0]]
+        where = f"{first_file}:{line}"
+        ranges = None if changed is None else changed.get(path)
+        first = ranges[0][0] if ranges else 1
+        shown = ", ".join(sorted(importing))
+        found.append(Finding(
+            severity="high", file=path, line=first, check="skipped_test",
+            message=(f"the change touches `{path}` and every test of it is switched off "
+                     f"({total} test(s) in {shown}; first at {where}: {how}): the code "
+                     "ships with no running test")))
+    return found
+
+
+def _junit_names(path: str, qualname: str) -> tuple[str, str]:
+    """A test as a pytest node id and as a JUnit ``classname.name``."""
+    module = path[:-3].replace("/", ".") if path.endswith(".py") else path
+    return f"{path}::{qualname.replace('.', '::')}", f"{module}.{qualname}"
+
+
+def _feature_tests(ids: Iterable[str], parsed: Mapping[str, FileTests]) -> list[tuple[str, str]]:
+    """(test file, test) of each test a features file lists, found among ``parsed``."""
+    import fnmatch
+
+    wanted = [re.sub(r"\[.*\]$", "", test_id) for test_id in ids]
+    found = []
+    for path, tests in sorted(parsed.items()):
+        for test in tests.tests:
+            node, dotted = _junit_names(path, test)
+            if any(fnmatch.fnmatchcase(node, w) or fnmatch.fnmatchcase(dotted, w)
+                   for w in wanted):
+                found.append((path, test))
+    return found
+
+
+def features_left_untested(files: Mapping[str, str], changed: Mapping[str, Ranges] | None,
+                           features: Mapping[str, Sequence[str]]) -> list[Finding]:
+    """A feature of the features file whose listed tests are all switched off, when the
+    change touches it (one of those test files, or a module they import): high, at the
+    first changed line of what it touched."""
+    parsed = {path: found for path, text in files.items() if is_python_test_file(path)
+              if (found := tests_of_file(text)) is not None and found.tests}
+    if not parsed or not features:
+        return []
+    found = []
+    for feature, ids in sorted(features.items()):
+        tests = _feature_tests(ids, parsed)
+        if not tests or any(test not in parsed[path].off for path, test in tests):
+            continue
+        test_files = sorted({path for path, _ in tests})
+        imported = set().union(*(parsed[p].imports for p in test_files))
+        related = test_files + [p for p in sorted(files) if p.endswith(".py")
+                                and p not in parsed and module_names(p, files) & imported]
+        touched = [p for p in related if changed is None or changed.get(p)]
+        if not touched:
+            continue
+        ranges = None if changed is None else changed.get(touched[0])
+        path, test = tests[0]
+        line, how = parsed[path].off[test]
+        found.append(Finding(
+            severity="high", file=touched[0], line=ranges[0][0] if ranges else 1,
+            check="skipped_test",
+            message=(f"feature `{feature}` has no running test: all {len(tests)} of the "
+                     f"tests the features file lists for it are switched off (first "
+                     f"{path}:{line}: {how}), and the change touches it")))
+    return found
+
+
 @dataclass
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)  # ``order_key`` order
@@ -154,16 +260,19 @@ class ScanResult:
 
 def scan_tree(files: Mapping[str, str], disabled: frozenset[str] = frozenset(), *,
               changed: Mapping[str, Ranges] | None = None,
-              truncated: frozenset[str] = frozenset()) -> ScanResult:
+              truncated: frozenset[str] = frozenset(),
+              features: Mapping[str, Sequence[str]] | None = None) -> ScanResult:
     """Scan ``files`` (path -> text) as one change.
 
     ``changed``: per path, the line ranges the change touched; a path missing from it
     is untouched. None: there is no base to compare with, so everything is the change.
+    ``features``: feature id -> the test ids the features file lists for it.
     """
     disabled = check_disabled(disabled)
     by_file: dict[str, list[Finding]] = {
         path: scan_file(path, files[path], truncated=path in truncated) for path in sorted(files)}
-    for finding in hard_coded_answers(files):
+    for finding in [*hard_coded_answers(files), *untested_changes(files, changed),
+                    *features_left_untested(files, changed, features or {})]:
         by_file.setdefault(finding.file or "", []).append(finding)
     result = ScanResult()
     for path, findings in by_file.items():

@@ -273,14 +273,32 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
     allow_notes = added_allow_notes(
         {f.path: f.content for f in files},
         None if changed is None else {p: tuple(r) for p, r in changed.items()})
+    feature_tests, feature_notes = _feature_tests(project)
+    notes += feature_notes
     return Bundle(
         gate=spec.id, description=spec.description, acceptance=spec.acceptance,
         artifact_globs=list(spec.artifacts), unmatched_globs=snap.unmatched,
         artifacts=files, checks=results, diff=diff, subject=snap.subject,
         diff_complete=not diff_notes,  # its only note says the diff was cut
         notes=notes + diff_notes + allow_notes, changed_lines=changed,
-        exclude_globs=list(spec.exclude),
+        exclude_globs=list(spec.exclude), feature_tests=feature_tests,
     )
+
+
+def _feature_tests(project: Project) -> tuple[dict[str, list[str]], list[str]]:
+    """Feature id -> every test id the features file lists for it ({} without one), so
+    the offline scan can tell a change that leaves a feature with no running test."""
+    path = project.root / project.config.paths.features
+    if not path.is_file():
+        return {}, []
+    from meridian.features import STAGES, load_features
+
+    try:
+        features = load_features(path)
+    except MeridianError as exc:
+        return {}, [f"features file not read: {exc}"]
+    return {feature.id: [t for stage in STAGES for t in getattr(feature.tests, stage)]
+            for feature in features}, []
 
 
 def _evaluate(project: Project, gate: str, bundle: Bundle, settings: EvaluatorSettings,
