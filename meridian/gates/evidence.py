@@ -19,14 +19,19 @@ A consistent pass whose verdict was simply made up (a fake document written with
 event) passes these checks; only ``meridian ci`` (re-running checks and the scan on the
 verdict's subject, outside the agent's reach) catches it.
 
-The walk costs one tree diff per state commit. Its result is cached in
+Finding the commit that added each event: shards only grow, so each version of a shard
+holding gate events is a prefix of the tip's copy, identified by its size (an object
+header) and proved by hashing the tip's bytes up to there into the version's blob id
+(``_order_by_sizes``: no tree diff, no cache, nothing to poison). Where shards did not
+only grow (a merge interleaved them, a shard was edited in place), the branch is walked
+with one tree diff per commit; that walk's result is cached in
 ``.git/meridian/gate-history-<branch>.json`` keyed by the tip and extended from a cached
-tip that is still an ancestor. The cache is a plain file an agent can rewrite with the
-right tip (folding a pass after the reopen that took it back, say), so it is never
-trusted: its order is used only once shown true for every gate event (listed by the
-commit that added it, commits in walk order, a commit's events in stored order:
-``_order_holds``), else the branch is walked again; and each pass's claim (this commit
-added this event and this verdict) is re-checked on the commit itself.
+tip that is still an ancestor. That cache is a plain file an agent can rewrite with the
+right tip (folding a pass after the reopen that took it back, say), so it is used only
+once shown true for every gate event (listed by the commit that added it, commits in walk
+order, a commit's events in stored order: ``_order_holds``), else the branch is walked
+again; and each pass's claim (this commit added this event and this verdict) is
+re-checked on the commit itself.
 """
 
 from __future__ import annotations
@@ -142,6 +147,12 @@ def gate_history(ledger: Ledger) -> GateHistory:
         return GateHistory(tip=None)
     tip_hex = str(tip)
     found = [r for r in ledger.records(EVENTS) if r.kind.startswith("gate.")]
+    fast = _order_by_sizes(ledger, tip)
+    if fast is not None:
+        places, added_by = fast
+        by_place = sorted(enumerate(found), key=lambda item: (
+            places.get(item[1].id, len(places)), item[0]))
+        return GateHistory(tip=tip_hex, events=[r for _, r in by_place], commit_of=added_by)
     cached = _read_order_cache(ledger)
     order: list[list[str]] | None = None
     if cached is not None:
@@ -176,6 +187,95 @@ def gate_history(ledger: Ledger) -> GateHistory:
     ranked = sorted(enumerate(found), key=lambda item: (position.get(item[1].id, len(order)),
                                                         item[0]))
     return GateHistory(tip=tip_hex, events=[r for _, r in ranked], commit_of=commit_of)
+
+
+def _order_by_sizes(ledger: Ledger, tip: gitio.Oid
+                    ) -> tuple[dict[str, int], dict[str, str]] | None:
+    """(record id -> place, record id -> the commit that first added it) for every gate
+    event, computed without a tree diff, or None when the shards holding gate events did
+    not only grow (a merge interleaved them, a shard was edited): walk them then.
+
+    Shards only grow, so each version of a shard is a prefix of the tip's copy: which
+    prefix is told by the version's size (an object header read, no inflate), and that
+    it *is* that prefix by hashing the tip's bytes up to there into the version's blob id
+    (nothing read from the object database). The lines a commit added to a shard are the
+    ones between its first parent's prefix and its own, as ``_walk_order`` finds by
+    diffing. Nothing here is cached, so nothing can be poisoned."""
+    import hashlib
+
+    repo = ledger.repo
+    tree = gitio.commit_tree(repo, tip)
+    from meridian.ledger import EVENTS
+
+    shards: dict[str, tuple[bytes, dict[int, int], list[str | None]]] = {}
+    for path in ledger.shards(EVENTS, tip):
+        data = gitio.blob_data(gitio.tree_entry(repo, tree, path)) or b""
+        if b'"kind":"gate.' not in data:
+            continue
+        ends: dict[int, int] = {0: 0}  # prefix size -> lines in it
+        ids: list[str | None] = []
+        offset = 0
+        for line in data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"):
+            offset += len(line) + 1
+            ids.append(_line_id(line) if b'"kind":"gate.' in line else None)
+            ends[offset] = len(ids)
+        if not data.endswith(b"\n"):
+            return None  # not a shard as the ledger writes them
+        shards[path] = (data, ends, ids)
+    if not shards:
+        return {}, {}
+    counted: dict[str, int] = {}  # blob id -> lines, for versions shown to be prefixes
+
+    def lines_in(path: str, oid: Any) -> int | None:
+        if oid is None:
+            return 0
+        key = str(oid)
+        if key in counted:
+            return counted[key]
+        data, ends, _ = shards[path]
+        size = repo.odb.read_header(oid)[1]
+        count = ends.get(size)
+        if count is None or len(key) != 40 or hashlib.sha1(
+                b"blob %d\0" % size + data[:size], usedforsecurity=False).hexdigest() != key:
+            return None
+        counted[key] = count
+        return count
+
+    def shard_oid(commit_tree: Any, path: str) -> Any:
+        try:
+            return commit_tree[path].id
+        except KeyError:
+            return None
+
+    added_by: dict[str, list[str | None]] = {path: [None] * len(ids)
+                                             for path, (_, _, ids) in shards.items()}
+    order: list[tuple[int, str, int]] = []
+    for rank, info in enumerate(gitio.walk(repo, tip, oldest_first=True)):
+        now_tree = gitio.commit_tree(repo, info.oid)
+        parent_tree = gitio.commit_tree(repo, info.parents[0]) if info.parents else None
+        for path in sorted(shards):
+            now = shard_oid(now_tree, path)
+            before = shard_oid(parent_tree, path) if parent_tree is not None else None
+            if now == before:
+                continue
+            count, previous = lines_in(path, now), lines_in(path, before)
+            if count is None or previous is None or count < previous:
+                return None
+            owners = added_by[path]
+            for index in range(previous, count):
+                if owners[index] is None:
+                    owners[index] = str(info.oid)
+                    order.append((rank, path, index))
+    position: dict[str, int] = {}
+    commit_of: dict[str, str] = {}
+    for place, (_, path, index) in enumerate(sorted(order)):
+        rid = shards[path][2][index]
+        if rid is not None and rid not in position:
+            position[rid] = place
+            commit_of[rid] = str(added_by[path][index])
+    if any(owner is None for owners in added_by.values() for owner in owners):
+        return None
+    return position, commit_of
 
 
 def _order_holds(ledger: Ledger, tip: gitio.Oid, order: list[Any],
