@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from meridian import harness
     from meridian.config import CONFIG_PATH
     from meridian.errors import MeridianError
-    from meridian.gates.lifecycle import open_project
+    from meridian.gates.project import open_project
     from meridian.gates.report import identity_lines, status_lines, summary_line
     from meridian.gates.snapshot import recent_harness, trusted_snapshot
     from meridian.gates.state import derive_states, stale_reason

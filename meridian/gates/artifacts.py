@@ -14,10 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from meridian import gitio
-from meridian.evaluators.models import ArtifactFile
 from meridian.gates import globs
+
+if TYPE_CHECKING:
+    from meridian.evaluators.models import ArtifactFile
 
 MAX_FILE_CHARS = 1_000_000
 MAX_DIFF_CHARS = 4_000_000
@@ -78,6 +81,8 @@ def _content(path: Path) -> bytes:
 
 def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[str]]:
     """Bundle entries for ``files`` and notes on what was shortened or left out."""
+    from meridian.evaluators.models import ArtifactFile  # pydantic: only when building a bundle
+
     out: list[ArtifactFile] = []
     notes: list[str] = []
     for path, data in files.items():

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from meridian import gitio
-from meridian.config import Config, EvaluatorSettings, load_config
+from meridian.config import EvaluatorSettings
 from meridian.errors import Blocked, MeridianError
 from meridian.evaluators.models import (
     Bundle,
@@ -36,7 +36,8 @@ from meridian.gates import artifacts, checks, completion
 from meridian.gates import definition as gate_definition
 from meridian.gates import events as ev
 from meridian.gates.definition import evaluator_settings
-from meridian.gates.graph import GateSpec, Graph, load_graph
+from meridian.gates.graph import GateSpec
+from meridian.gates.project import Project, open_project  # noqa: F401 - re-exported
 from meridian.gates.state import GateStatus, derive_states
 from meridian.ledger import EVENTS, Ledger, Write
 from meridian.records import Record, canonical_json, now_ts
@@ -44,27 +45,6 @@ from meridian.records import Record, canonical_json, now_ts
 # The web-app template's approval hash: no token hashes to it, so until a human puts
 # their token's hash in its place the gate cannot be approved (and is told why).
 PLACEHOLDER_TOKEN_SHA256 = "0" * 64
-
-
-@dataclass
-class Project:
-    root: Path
-    repo: gitio.Repository
-    config: Config
-    graph: Graph
-    ledger: Ledger
-
-
-def open_project(path: str | os.PathLike[str] = ".") -> Project:
-    """The repository at ``path`` with its config, gate graph and state branch."""
-    repo = gitio.open_repo(path)
-    workdir = gitio.workdir(repo)
-    if workdir is None:
-        raise MeridianError(f"{repo.path}: a bare repository has no work tree to gate")
-    root = workdir.resolve()
-    config = load_config(root)
-    return Project(root=root, repo=repo, config=config, graph=load_graph(root, config),
-                   ledger=Ledger(repo, config.branch))
 
 
 def _require_ledger(project: Project) -> None:

@@ -8,21 +8,23 @@ severity and ``file:line``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from meridian.evaluators.models import (
-    CheckResult,
-    Issue,
-    MutationReport,
-    SuppressedIssue,
-    Verdict,
-    blocks,
-    ordered_issues,
-)
 from meridian.gates import events as ev
 from meridian.gates.evidence import INCONSISTENT
 from meridian.gates.state import FORGED_TEXT, GateStatus
 from meridian.records import Record
+
+if TYPE_CHECKING:
+    # The verdict models (pydantic) load only where a verdict is shown: `meridian status`
+    # lists states and never needs them.
+    from meridian.evaluators.models import (
+        CheckResult,
+        Issue,
+        MutationReport,
+        SuppressedIssue,
+        Verdict,
+    )
 
 
 def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
@@ -154,6 +156,8 @@ def verdict_lines(verdict: Verdict, *, verdict_path: str, branch: str,
         lines.append(f"  coverage: {verdict.coverage.describe()}")
     if verdict.summary:
         lines.append(f"  summary: {verdict.summary}")
+    from meridian.evaluators.models import blocks, ordered_issues
+
     issues = ordered_issues(verdict.issues)
     if issues:
         lines.append("  issues, highest severity first:")
@@ -240,6 +244,8 @@ def story_lines(gate: str, status: GateStatus, entries: list[tuple[Record, dict[
         lines.append(f"  {record.ts}  {label:<22} {_event_text(record)}")
         if verdict is None:
             continue
+        from meridian.evaluators.models import Issue, Verdict, ordered_issues
+
         issues = ordered_issues(Issue.model_validate(i) for i in verdict.get("issues", []))
         for issue in issues:
             lines.append(f"      {issue_line(issue)}")
