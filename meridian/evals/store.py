@@ -42,6 +42,39 @@ BASELINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _LATEST = re.compile(r"^latest(?:~(\d+))?$")
 
 
+class RunFigures(BaseModel):
+    """What health sums over runs besides the summary: tokens the agents and the
+    model-backed graders used and what the graders cost. Kept in the index record, so
+    health never opens a run document (older records lack it: health reads those once)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int = 0  # the run summary's tokens
+    agent_in: int = 0
+    agent_out: int = 0
+    judge_in: int = 0
+    judge_out: int = 0
+    judge_usd: float = 0.0
+    judge_unknown: int = 0  # grader calls whose cost is unknown
+
+
+def run_figures(run: runfile.Run) -> RunFigures:
+    """``RunFigures`` of ``run`` (the sums health used to read from the document)."""
+    figures = RunFigures(tokens=run.summary.tokens)
+    for entry in run.results:
+        for trial in entry.trials:
+            trajectory = trial.trajectory
+            if trajectory is not None:
+                figures.agent_in += trajectory.tokens_in
+                figures.agent_out += trajectory.tokens_out
+            for score in trial.scores:
+                if score.usage is not None:
+                    figures.judge_in += score.usage.tokens_in
+                    figures.judge_out += score.usage.tokens_out
+                    figures.judge_usd += score.usage.cost_usd
+    return figures
+
+
 @records.register("eval.run")
 class RunIndexData(BaseModel):
     """The summary line of one run in ``runs/index``."""
@@ -69,6 +102,7 @@ class RunIndexData(BaseModel):
     infra_errors: int
     pass_rate: float | None = None
     cost_usd: float = 0.0
+    figures: RunFigures | None = None  # absent on runs saved before it was recorded
 
 
 @records.register("eval.pruned")
@@ -169,6 +203,7 @@ def index_data(run: runfile.Run) -> dict[str, Any]:
         merged_from=run.merged_from, interrupted=run.interrupted, tasks=summary.tasks,
         trials=summary.trials, passed=summary.passed, failed=summary.failed,
         infra_errors=summary.infra_errors, pass_rate=summary.pass_rate, cost_usd=summary.cost_usd,
+        figures=run_figures(run),
     ).model_dump(mode="json")
 
 

@@ -16,9 +16,11 @@ rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
+import os
 import statistics
 from collections import Counter
 from collections.abc import Iterator
@@ -432,11 +434,23 @@ class _EventView:
 
 def gate_states(scan: EventScan, root: Path | None, notes: list[str],
                 ledger: Ledger | None = None) -> dict[str, str]:
-    """Each gate's state, exactly as ``meridian status`` derives it (stale included)."""
+    """Each gate's state, exactly as ``meridian status`` derives it (stale included):
+    from the gate snapshot (``meridian.gates.snapshot``: the consistent fold in ledger
+    order, caught up with what is new), never by folding every event again here."""
     from meridian.gates.state import derive_states, fold_events
 
-    folds = fold_events(cast(Any, _EventView(*event)) for event in scan.gate_events)
-    states: dict[str, str] = {}
+    folds = None
+    if ledger is not None:
+        from meridian.gates.snapshot import trusted_snapshot
+
+        try:
+            snapshot = trusted_snapshot(ledger)
+        except MeridianError:
+            # A corrupt line stops the consistent fold; the scan skipped it (and the
+            # report says so: run `meridian verify`), so states come from the scan.
+            snapshot = None
+    else:
+        snapshot = None
     graph = None
     if root is not None:
         try:
@@ -446,6 +460,15 @@ def gate_states(scan: EventScan, root: Path | None, notes: list[str],
                 graph = load_graph(root)
         except MeridianError as exc:
             notes.append(f"gates: states from events only: {exc}")
+    if snapshot is not None:
+        folds = snapshot.gate_folds(graph)
+        if graph is not None:
+            # gate_folds(graph) folds only the graph's gates when it refolds: keep the
+            # others' phases from the snapshot ("removed" below either way).
+            folds = {**snapshot.gate_folds(), **folds}
+    else:
+        folds = fold_events(cast(Any, _EventView(*event)) for event in scan.gate_events)
+    states: dict[str, str] = {}
     if graph is not None and ledger is not None:
         try:
             statuses = derive_states(ledger, graph, folds=folds, check_stale=True)
@@ -545,7 +568,8 @@ class _RunFigures:
 
 
 def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
-    """Read one run document raw (``meridian.evals.run`` format) for what the index lacks."""
+    """Read one run document raw (``meridian.evals.run`` format) for what the index lacks
+    (runs saved before the index record carried ``figures``)."""
     figures = _RunFigures()
     raw = ledger.read(path, at=at)
     if raw is None:
@@ -578,6 +602,56 @@ def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
     return figures
 
 
+class _FiguresCache:
+    """Figures of runs whose index record has none, read from their documents once and
+    kept in ``.git/meridian/run-figures-<branch>.json``, keyed by the document's blob id
+    (content-addressed: a key that does not match is read again). A display cache: the
+    cost lines of health, never a gate decision."""
+
+    VERSION = 1
+
+    def __init__(self, ledger: Ledger, at: Any) -> None:
+        self.ledger, self.at = ledger, at
+        self.path = ledger.local_dir / f"run-figures-{ledger.branch.replace('/', '__')}.json"
+        self.runs: dict[str, Any] = {}
+        self.changed = False
+        try:
+            cached = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(cached, dict) and cached.get("version") == self.VERSION \
+                    and isinstance(cached.get("runs"), dict):
+                self.runs = cached["runs"]
+        except (OSError, ValueError):
+            pass
+        self.tree = ledger.tree(at)
+
+    def figures(self, path: str) -> _RunFigures:
+        try:
+            blob = str(self.tree[path].id)
+        except (KeyError, TypeError):
+            return _RunFigures()
+        kept = self.runs.get(path)
+        if isinstance(kept, dict) and kept.get("blob") == blob and isinstance(kept.get("figures"), dict):
+            try:
+                return _RunFigures(**kept["figures"])
+            except TypeError:
+                pass
+        figures = run_figures(self.ledger, self.at, path)
+        self.runs[path] = {"blob": blob, "figures": dataclasses.asdict(figures)}
+        self.changed = True
+        return figures
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text(json.dumps({"version": self.VERSION, "runs": self.runs}),
+                                 encoding="utf-8")
+            os.replace(temporary, self.path)
+        except OSError:
+            temporary.unlink(missing_ok=True)
+
+
 def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
                       notes: list[str]) -> tuple[EvaluationHealth, CostLine, CostLine]:
     """Latest run per suite vs its baseline, and what every run cost (agents, judges)."""
@@ -590,9 +664,14 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
     except MeridianError as exc:
         notes.append(f"evaluation: {exc}")
         return EvaluationHealth(), agents, judges
+    backfill: _FiguresCache | None = None
     for entry in entries:
         data = entry.data
-        run = run_figures(ledger, at, data.path)
+        if data.figures is not None:
+            run = _RunFigures(**data.figures.model_dump())
+        else:
+            backfill = backfill or _FiguresCache(ledger, at)
+            run = backfill.figures(data.path)
         agents.cost_usd += data.cost_usd
         agents.input_tokens += run.agent_in
         agents.output_tokens += run.agent_out
@@ -607,6 +686,8 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
         week.llm_judge += run.judge_usd
         week.cost_unknown += run.judge_unknown
         week.tokens += run.tokens + run.judge_in + run.judge_out
+    if backfill is not None:
+        backfill.save()
 
     visible = [e for e in entries if not e.pruned]
     by_id = {e.run_id: e for e in entries}

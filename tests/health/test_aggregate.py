@@ -231,3 +231,59 @@ def test_malformed_project_files_become_notes(crafted: Crafted) -> None:
     # everything else is still computed, gate states from the events alone
     assert report.gates.by_state == {"failed": 1, "in_progress": 1, "passed": 2}
     assert report.rules.total == 0
+
+
+def test_run_figures_come_from_the_index_not_the_documents(
+        crafted: Crafted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's index record carries its figures (tokens, judge usage), equal to what
+    health used to read from the document, so health opens no run document."""
+    from meridian.evals import store
+    from meridian.health import aggregate
+
+    entries = store.index(crafted.ledger, include_pruned=True)
+    assert entries and all(e.data.figures is not None for e in entries)
+    for entry in entries:
+        from_document = aggregate.run_figures(crafted.ledger, None, entry.data.path)
+        assert entry.data.figures is not None
+        assert aggregate._RunFigures(**entry.data.figures.model_dump()) == from_document
+    before = build_report(crafted.ledger, crafted.root, today=TODAY)
+
+    def no_document(*args: object) -> None:
+        raise AssertionError("a run document was read")
+
+    monkeypatch.setattr(aggregate, "run_figures", no_document)
+    monkeypatch.setattr(store, "load_run", no_document)  # no baseline comparison either
+    monkeypatch.setattr(aggregate, "_compare_with_baseline", lambda *a: None)
+    after = build_report(crafted.ledger, crafted.root, today=TODAY)
+    assert after.cost == before.cost
+
+
+def test_runs_saved_without_figures_are_read_once(crafted: Crafted,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index records written before figures existed: health reads each such document
+    once, keeps the figures keyed by the document's blob id, and never again."""
+    from meridian.evals import store
+    from meridian.health import aggregate
+
+    expected = build_report(crafted.ledger, crafted.root, today=TODAY).cost
+    real_index = store.index
+
+    def old_index(ledger: object, **kwargs: bool) -> list:
+        return [type(e)(ts=e.ts, data=e.data.model_copy(update={"figures": None}),
+                        pruned=e.pruned) for e in real_index(ledger, **kwargs)]  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "index", old_index)
+    reads: list[str] = []
+    real_figures = aggregate.run_figures
+
+    def counted(ledger: object, at: object, path: str) -> object:
+        reads.append(path)
+        return real_figures(ledger, at, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aggregate, "run_figures", counted)
+    assert build_report(crafted.ledger, crafted.root, today=TODAY).cost == expected
+    assert sorted(reads) == sorted({e.data.path for e in real_index(crafted.ledger,
+                                                                    include_pruned=True)})
+    reads.clear()
+    assert build_report(crafted.ledger, crafted.root, today=TODAY).cost == expected
+    assert reads == []
