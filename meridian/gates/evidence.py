@@ -362,7 +362,25 @@ def check_pass(ledger: Ledger, record: Record, commit: str | None,
 
 
 def _adds_record(repo: gitio.Repository, parent_tree: Any, tree: Any, rid: str) -> bool:
-    return any(_line_id(line) == rid for line in _added_lines(repo, parent_tree, tree))
+    return rid in _added_ids(repo, parent_tree, tree)
+
+
+_ADDED_IDS: dict[tuple[str, str, str | None], frozenset[str]] = {}
+
+
+def _added_ids(repo: gitio.Repository, parent_tree: Any, tree: Any) -> frozenset[str]:
+    """Ids of the event lines ``tree`` adds to ``parent_tree``, computed once per pair of
+    trees in a process (trees are content-addressed): checking every pass of a commit
+    that added many costs one diff, not one per pass."""
+    key = (str(repo.path), str(tree.id), None if parent_tree is None else str(parent_tree.id))
+    found = _ADDED_IDS.get(key)
+    if found is None:
+        found = frozenset(rid for rid in map(_line_id, _added_lines(repo, parent_tree, tree))
+                          if rid is not None)
+        if len(_ADDED_IDS) > 256:
+            _ADDED_IDS.clear()
+        _ADDED_IDS[key] = found
+    return found
 
 
 def _check_document(record: Record, path: str, document: dict[str, Any],
