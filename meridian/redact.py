@@ -378,8 +378,10 @@ def _has_plain_secret(text: str) -> bool:
     return bool(tally.total)
 
 
+@lru_cache(maxsize=4096)
 def secret_key(key: str) -> bool:
-    """Whether a mapping key names a secret (its value is replaced whole)."""
+    """Whether a mapping key names a secret (its value is replaced whole). Memoised: a
+    run document repeats the same few keys tens of thousands of times."""
     words = _NON_WORD.sub("_", _CAMEL.sub("_", key)).strip("_").lower()
     return _SECRET_KEY.search(words) is not None
 

@@ -161,14 +161,21 @@ def redacted(run: runfile.Run, found: redact.Redactions | None = None) -> runfil
 def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
     """Serialised ``run``; refuses to return bytes in which a secret is still visible.
 
-    The check reads the serialised document back and tests every string and key in it
-    (the redactor memoises per string, so strings the redaction pass already cleaned
-    cost a lookup, not a second scan of a 10 MB output); the ``name: value`` heuristic
-    is left out, as JSON's own ``"api_key": null`` would trip it.
+    The check tests every string and key of the document (the redactor memoises per
+    string, so strings the redaction pass already cleaned cost a lookup, not a second
+    scan of a 10 MB output); the ``name: value`` heuristic is left out, as JSON's own
+    ``"api_key": null`` would trip it.
     """
+    document = runfile.to_document(run.portable() if portable else run)
+    return _checked(run.run_id, document)
+
+
+def _checked(run_id: str | None, document: dict[str, Any]) -> bytes:
+    """``document`` serialised as ``runfile.dumps`` does, once its strings and keys are
+    shown clean (a JSON round trip leaves strings as they are, so the document itself is
+    scanned, not the bytes parsed back)."""
     import json
 
-    data = runfile.export_bytes(run) if portable else runfile.dumps(run)
     leftovers: set[str] = set()
 
     def scan(value: Any) -> None:
@@ -183,11 +190,12 @@ def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
             for item in value:
                 scan(item)
 
-    scan(json.loads(data))
+    scan(document)
     if leftovers:
-        raise MeridianError(f"run {run.run_id}: refusing to write it: {', '.join(sorted(leftovers))} "
+        raise MeridianError(f"run {run_id}: refusing to write it: {', '.join(sorted(leftovers))} "
                             "still present after redaction")
-    return data
+    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+            + "\n").encode("utf-8")
 
 
 def index_data(run: runfile.Run) -> dict[str, Any]:
@@ -212,9 +220,17 @@ def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
     if run.run_id is None:
         raise MeridianError("a run needs a run_id before it is saved")
     found = redact.Redactions()
-    clean = redacted(run, found)
+    # The document is built once and redacted once; only when redaction replaced
+    # something is the run rebuilt from the redacted values (still a valid run).
+    document_value = redact.redact(runfile.to_document(run), found)
+    if found.total:
+        found = redact.Redactions()
+        clean = redacted(run, found)
+        document_value = runfile.to_document(clean)
+    else:
+        clean = run
     run_id = run.run_id
-    document = checked_bytes(clean)
+    document = _checked(run_id, document_value)
     record = ledger.record("eval.run", index_data(clean))
     if redact.find_secrets(record.line(), assignments=False):
         raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")
