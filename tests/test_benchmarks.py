@@ -18,7 +18,8 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 @pytest.mark.parametrize(("script", "args", "expected"), [
     ("ledger_append.py", ["--sizes", "20,300", "--rounds", "2", "--per-round", "2",
                           "--disk-appends", "20"], "verify one new commit at 300 records"),
-    ("runner_overhead.py", ["--tasks", "20", "--repeat", "1", "--sizes", "10"], "end to end"),
+    ("runner_overhead.py", ["--tasks", "20", "--repeat", "1", "--sizes", "10", "--save-tasks", "50"],
+     "save a 50-task run"),
     ("health.py", ["--events", "2000", "--runs", "1", "--rounds", "1"],
      "health --json vs parsing every shard"),
     ("hook_latency.py", ["--events", "50,200", "--rounds", "1"],
