@@ -9,7 +9,7 @@ time order. Everything else the report needs lives in small streams (memory, the
 run index) or in a bounded number of documents.
 
 Each source whose shape belongs to another module is read through that module's
-public functions: gate states (``meridian.gates.state.fold_events`` plus the graph),
+public functions: gate states (``meridian.gates.snapshot``, the consistent fold, plus the graph),
 corrections (``meridian.memory.calibration``), stored memory (``meridian.memory.verify``),
 rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
 """
