@@ -47,6 +47,7 @@ import hashlib
 import json
 import os
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -279,7 +280,7 @@ def _as_json(folds: dict[str, GateFold]) -> dict[str, dict[str, Any]]:
     return {gate: dataclasses.asdict(fold) for gate, fold in sorted(folds.items())}
 
 
-def _apply(records: list[tuple[Record, str | None]], folds: dict[str, GateFold],
+def _apply(records: Sequence[tuple[Record, str | None]], folds: dict[str, GateFold],
            snapshot: Snapshot) -> None:
     """Fold already-checked events (``evidence.checked_event``), noting the floors and
     the claims; ``records`` pairs each with the commit that added it. Positions in
