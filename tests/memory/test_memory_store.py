@@ -333,3 +333,31 @@ def test_an_index_missing_an_id_never_stores_a_second_copy(ledger: Ledger) -> No
     assert not store.record_episode(Ledger(ledger.repo, ledger.branch), "s1", "note",
                                     notes="a").stored
     assert verify(ledger, full=True).ok
+
+
+def test_a_known_pattern_is_found_through_the_pattern_index_however_it_is_poisoned(
+        ledger: Ledger) -> None:
+    """The index of pattern keys only answers "not stored"; deleted, torn or claiming a
+    pattern that is not stored, it never hides a stored pattern nor invents one."""
+    from meridian import idindex
+
+    first = store.add(Ledger(ledger.repo, ledger.branch), "semantic",
+                      {"text": "Flaky tests hide races", "confidence": 0.6})
+    assert first.stored
+    derive = idindex.Derive("pattern", store._stored_pattern_id)
+    path = idindex.index_path(ledger, "memory/semantic", derive)
+    assert path.is_file()
+    same = {"text": "  flaky TESTS hide races ", "confidence": 0.7}
+    again = store.add(Ledger(ledger.repo, ledger.branch), "semantic", same)
+    assert not again.stored and again.record.id == first.record.id and again.validations == 2
+    path.write_bytes(path.read_bytes()[:20])  # torn
+    assert not store.add(Ledger(ledger.repo, ledger.branch), "semantic", same).stored
+    path.unlink()  # deleted
+    assert store.add(Ledger(ledger.repo, ledger.branch), "semantic", same).validations == 4
+    # A key claimed for a pattern that is not stored: read exactly, and stored.
+    new = {"text": "retries mask outages", "confidence": 0.5}
+    keys = idindex.scan_ids(ledger, "memory/semantic", ledger.tip(), derive)
+    binary, other = idindex._split(keys | {store._pattern_id(new)})
+    idindex._write_whole(path, "memory/semantic#pattern", str(ledger.tip()),
+                         b"".join(sorted(binary)), set(other))
+    assert store.add(Ledger(ledger.repo, ledger.branch), "semantic", new).stored
