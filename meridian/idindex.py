@@ -150,6 +150,7 @@ class IdSet:
         self._other = other or set()
         self.loaded_at = loaded_at  # None: nothing came from the file
         self.trusted: set[str] = set()
+        self._fresh: set[str] = set()  # added since ``loaded_at``: what a segment must hold
         # the index file as load() read it, and its (inode, size, mtime) then
         self._file: tuple[_File | None, tuple[int, int, int] | None] = (None, None)
 
@@ -165,9 +166,12 @@ class IdSet:
 
     def add(self, rid: str) -> None:
         self.trusted.add(rid)
+        self._fresh.add(rid)
 
     def update(self, rids: Iterable[str], at: gitio.Oid | None) -> None:
-        self.trusted.update(rids)
+        added = set(rids)
+        self.trusted |= added
+        self._fresh |= added
         self.at = at
 
     def confirmed(self, rid: str) -> bool:
@@ -192,6 +196,7 @@ class IdSet:
         out._base, out._tail, out._other = self._base, set(self._tail), set(self._other)
         out.loaded_at = self.loaded_at
         out.trusted = set(self.trusted)
+        out._fresh = set(self._fresh)
         out._file = self._file
         return out
 
@@ -483,20 +488,30 @@ def save(ledger: Ledger, ids: IdSet) -> None:
     if seen is None or _stat_key(path) != seen:  # changed since it was loaded: read it again
         parsed, _ = _read_file(ledger, ids.stream, ids.derive)
     if parsed is not None and parsed.keys[-1] == at:
-        return  # already there
+        _saved(ids, path)  # already there
+        return
     if parsed is not None and parsed.clean and ids.loaded_at is not None \
-            and parsed.segment_ids + len(ids.trusted) <= COMPACT_IDS \
+            and parsed.segment_ids + len(ids._fresh) <= COMPACT_IDS \
             and len(parsed.segments) < COMPACT_SEGMENTS:
         last = _oid(parsed.keys[-1])
         # A segment continues the chain from its last key; what this process read since
         # the key it loaded covers everything appended after that last key.
         loaded = str(ids.loaded_at)
         if last is not None and loaded in parsed.keys and _reaches(ledger, last, ids.at):
-            binary, other = _split(ids.trusted)
+            binary, other = _split(ids._fresh)
             _append_segment(path, parsed.keys[-1], at, binary, other)
+            _saved(ids, path)
             return
     base, other_ids = ids._state()
     _write_whole(path, _label(ids.stream, ids.derive), at, base, other_ids)
+    _saved(ids, path)
+
+
+def _saved(ids: IdSet, path: Path) -> None:
+    """``ids`` is in the file at ``ids.at`` now: the next save adds only what follows."""
+    ids.loaded_at = ids.at
+    ids._fresh = set()
+    ids._file = (None, None)  # read the file again before the next save
 
 
 def _reaches(ledger: Ledger, ancestor: gitio.Oid, descendant: gitio.Oid) -> bool:

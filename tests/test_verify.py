@@ -411,3 +411,24 @@ def test_index_lookups_match_the_stream_through_segments_and_compaction(repo: Pa
     stored = {r.id for r in ledger.records()}
     assert not loaded.trusted and all(rid in loaded for rid in stored)
     assert "0" * 32 not in loaded and "not-an-id" not in loaded
+
+
+def test_a_long_lived_writer_appends_only_its_new_ids(repo: Path) -> None:
+    from meridian import idindex
+    from meridian.ledger import Write
+
+    ledger = _populated(repo, 0)
+    written = []
+    for n in range(12):
+        record = ledger.record("memory.note", {"text": f"note {n}"})
+        ledger.commit(Write(summary="memory", dedupe=True).add("memory/notes", record))
+        written.append(record.id)
+    parsed, _ = idindex._read_file(ledger, "memory/notes")
+    assert parsed is not None and parsed.clean
+    assert all(len(binary) + len(other) == 1 for binary, other in parsed.segments)
+    fresh = idindex.load(ledger, "memory/notes", ledger.tip())
+    assert fresh.loaded_at == ledger.tip() and all(rid in fresh for rid in written)
+    again = ledger.record("memory.note", {"text": "note 3"})
+    result = Ledger(ledger.repo, ledger.branch).commit(
+        Write(summary="memory", dedupe=True).add("memory/notes", again))
+    assert result.commit is None and [r.id for r in result.skipped] == [again.id]
