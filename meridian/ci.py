@@ -193,12 +193,68 @@ def _harness_changes(repo: gitio.Repository, root: Path, base: str | None,
             report.harness_weakening = report.harness_weakening or described.weakening
 
 
+@dataclass
+class BaseHarness:
+    """The harness as the range's base defined it (gate graph, config, switched-off
+    mechanisms): what the reviewer already trusted. A range that changes a gate's checks
+    or evaluation settings is re-checked with these too, so the range cannot weaken the
+    very harness its own passes are re-checked with."""
+
+    graph: Any
+    config: Any
+    disabled: frozenset[str]
+
+
+def _base_harness(base_tree: Path, report: CiReport) -> BaseHarness | None:
+    from meridian.config import load_config
+    from meridian.gates.graph import load_graph
+    from meridian.gates.lifecycle import _disabled_mechanisms, heuristic_checks
+
+    try:
+        config = load_config(base_tree)
+        graph = load_graph(base_tree, config)
+    except MeridianError as exc:
+        report.notes.append(f"the harness at base {str(report.base)[:12]} does not load "
+                            f"({exc}); passes were re-checked with the pushed one only")
+        return None
+    return BaseHarness(graph=graph, config=config,
+                       disabled=heuristic_checks(_disabled_mechanisms(base_tree)))
+
+
+def _run_checks(check: GateCheck, commands: list[str], worktree: Path, gate: str,
+                label: str) -> list[Any]:
+    """Run ``commands`` in ``worktree``; a failure fails ``check``, ``label`` saying whose
+    checks they are. Returns the results."""
+    from meridian.gates import checks
+
+    results = checks.run_checks(commands, worktree, gate)
+    failed = [r for r in results if not r.passed]
+    for result in results:
+        if result.passed:
+            check.lines.append(f"check ok{label}: `{result.command}`")
+            continue
+        how = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        tail = " / ".join(line for line in result.output.splitlines()[-3:] if line.strip())
+        line = (f"check FAILED{label} ({how}): `{result.command}`"
+                + (f": {tail[:300]}" if tail else ""))
+        check.lines.append(line)
+    if failed:
+        first = failed[0]
+        how = "timed out" if first.timed_out else f"exit {first.exit_code}"
+        check.ok = False
+        check.reasons.append(f"its checks{label} do not reproduce ({len(failed)} of "
+                             f"{len(results)} fail; `{first.command[:80]}` {how})")
+    return results
+
+
 def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
-                  base: str | None) -> GateCheck:
-    """Re-run what a pass rests on, in ``worktree`` (the checked-out commit)."""
+                  base: str | None, base_harness: BaseHarness | None = None) -> GateCheck:
+    """Re-run what a pass rests on, in ``worktree`` (the checked-out commit), with the
+    harness the commit defines and, where the range changed the gate's checks or
+    evaluation settings, with the base's too."""
     from meridian.config import load_config
     from meridian.evaluators import EvaluatorUnavailable, evaluate
-    from meridian.gates import artifacts, checks
+    from meridian.gates import artifacts
     from meridian.gates.definition import evaluator_settings
     from meridian.gates.lifecycle import (
         Project,
@@ -217,36 +273,35 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
                    f"verdict judged (tree {str(status.subject)[:12]})")
         return check
     check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
-    results = checks.run_checks(spec.checks, worktree, status.gate)
-    failed = [r for r in results if not r.passed]
-    for result in results:
-        if result.passed:
-            check.lines.append(f"check ok: `{result.command}`")
-            continue
-        how = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        tail = " / ".join(line for line in result.output.splitlines()[-3:] if line.strip())
-        line = f"check FAILED ({how}): `{result.command}`" + (f": {tail[:300]}" if tail else "")
-        check.lines.append(line)
-    if failed:
-        first = failed[0]
-        how = "timed out" if first.timed_out else f"exit {first.exit_code}"
-        check.ok = False
-        check.reasons.append(f"its checks do not reproduce ({len(failed)} of {len(results)} "
-                             f"fail; `{first.command[:80]}` {how})")
+    results = _run_checks(check, list(spec.checks), worktree, status.gate, "")
     here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
                    ledger=project.ledger)
+    disabled = heuristic_checks(_disabled_mechanisms(worktree))
+    offline = evaluator_settings(here.config, spec).model_copy(
+        update={"kind": "heuristic", "require": None})
+    kinds: list[tuple[str, Any, frozenset[str]]] = [("offline scan", offline, disabled)]
+    old_spec = (base_harness.graph.specs.get(status.gate)
+                if base_harness is not None else None)
+    if old_spec is not None and base_harness is not None:
+        # What the reviewer trusted at the base: its checks are run too when the range
+        # changed them, its evaluation settings and switched-off scan checks too when
+        # the range changed those (a check swapped for `true`, a threshold lowered).
+        said = " as the base defined them"
+        if list(old_spec.checks) != list(spec.checks) and old_spec.checks:
+            _run_checks(check, list(old_spec.checks), worktree, status.gate, said)
+        was = evaluator_settings(base_harness.config, old_spec).model_copy(
+            update={"kind": "heuristic", "require": None})
+        if was != offline or base_harness.disabled != disabled:
+            kinds.append(("offline scan as the base defined it", was, base_harness.disabled))
     # The change is judged from the range's base (or, without one, every artifact as
     # added), never from the gate.started record's base_commit: whoever wrote the
     # events chose that one, and a base at the tip hides every line from the scan.
     bundle = build_bundle(here, spec, snap, results, base)
-    disabled = heuristic_checks(_disabled_mechanisms(worktree))
-    kinds = [("offline scan", evaluator_settings(here.config, spec).model_copy(
-        update={"kind": "heuristic", "require": None}))]
     if reevaluate:
-        kinds.append(("evaluator", evaluator_settings(here.config, spec)))
-    for label, settings in kinds:
+        kinds.append(("evaluator", evaluator_settings(here.config, spec), disabled))
+    for label, settings, switched_off in kinds:
         try:
-            verdict = evaluate(bundle, settings, disabled_checks=disabled, cwd=worktree)
+            verdict = evaluate(bundle, settings, disabled_checks=switched_off, cwd=worktree)
         except (EvaluatorUnavailable, MeridianError) as exc:
             check.fail(f"the {label} gave no verdict", f"{label}: no verdict ({exc})")
             continue
@@ -297,15 +352,20 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
         return report
     worktree = Path(tempfile.mkdtemp(prefix="meridian-ci-"))
     try:
-        if report.base is not None and not recheck_all:
+        base_harness = None
+        if report.base is not None:
             gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "base"),
                        report.base], project.root)
-            passed = _in_range(project, passed, worktree / "base", report)
+            base_harness = _base_harness(worktree / "base", report)
+            if not recheck_all:
+                passed = _in_range(project, passed, worktree / "base", report)
         gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "tree"), head],
                   project.root)
         for status in passed:
-            report.gates.append(_recheck_gate(project, status, worktree / "tree", reevaluate,
-                                              report.base))
+            check = _recheck_gate(project, status, worktree / "tree", reevaluate,
+                                  report.base, base_harness)
+            _base_needs(check, project, status, statuses, base_harness)
+            report.gates.append(check)
     finally:
         for name in ("tree", "base"):
             if (worktree / name).exists():
@@ -313,6 +373,22 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
                           project.root, check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     return report
+
+
+def _base_needs(check: GateCheck, project: Any, status: Any, statuses: dict[str, Any],
+                base_harness: BaseHarness | None) -> None:
+    """A need the range dropped still counts: a pass whose gate needed X at the base
+    rests on X, passed or not, whatever the pushed gates file says now."""
+    if base_harness is None or status.gate not in base_harness.graph.specs:
+        return
+    now = set(project.graph.gate(status.gate).needs)
+    for need in base_harness.graph.gate(status.gate).needs:
+        held = statuses.get(need)
+        if need in now or (held is not None and held.state == "passed"):
+            continue
+        state = held.state if held is not None else "not in the pushed gate graph"
+        check.fail(f"it needs {need} as the base defined it, and {need} is {state}",
+                   f"needs {need} at the base (the range dropped it): {need} is {state}")
 
 
 def _token_envs_in_range(project: Any, base: str | None, head: str,
