@@ -107,3 +107,40 @@ def test_a_fake_pass_over_what_the_base_held_is_listed_for_the_reviewer(
     assert code == 0 and any(line.startswith("`spec`:") for line in report["not_rechecked"])
     code, report = _report(cli, "--base", base, "--all")
     assert code == 1
+
+
+def test_the_workflow_rechecks_every_pass_on_a_push_to_main(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """The limit above is closed where the docs say: the GitHub Actions template's
+    `meridian ci` step, run as on a push to main (its own script, its own env), fails a
+    made-up pass over files the previous tip already held; as on a pull request it
+    lists it for the reviewer."""
+    import os
+    import subprocess
+
+    import yaml
+
+    from meridian.templates import template_root
+
+    flow = yaml.safe_load((template_root() / "ci" / "github-actions.yml").read_text())
+    [step] = [s for s in flow["jobs"]["evaluate"]["steps"]
+              if s.get("name", "").startswith("Re-derive every gate")]
+    with_check(project, '"spec/**"', FAILING_CHECK)
+    write(project, "spec/spec.py", SPEC)
+    commit_all(project, "spec")
+    assert cli("gate", "start", "spec").code == 0
+    base = git(project, "rev-parse", "HEAD").strip()
+    forge_pass(project, "spec")
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+    def run(event: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PATH": path, "RANGE_BASE": base, "EVENT_NAME": event}
+        return subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=project,
+                              env=env, capture_output=True, text=True, timeout=300,
+                              check=False)
+
+    on_pr = run("pull_request")
+    assert on_pr.returncode == 0 and "Earlier passes, not re-checked" in on_pr.stdout, on_pr
+    on_main = run("push")
+    assert on_main.returncode == 1, on_main
+    assert "gate spec: its pass does not reproduce" in on_main.stdout
