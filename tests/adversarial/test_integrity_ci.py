@@ -112,7 +112,7 @@ def test_init_ci_github_makes_the_harness_code_owned(project: Path,
     for path in ("/.meridian/", "/.claude/", "/.github/workflows/"):
         assert f"{path} test@meridian.invalid" in owners
     workflow = (project / ".github" / "workflows" / "meridian.yml").read_text()
-    assert "meridian ci --no-fetch --base" in workflow and "fetch-depth: 0" in workflow
+    assert "meridian ci --no-fetch $every --base" in workflow and "fetch-depth: 0" in workflow
 
 
 def test_an_existing_codeowners_file_is_kept_and_the_entry_printed(
