@@ -138,6 +138,19 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
             if ea.get(key) != eb.get(key):
                 parts.append(f"evaluate.{key}: {ea.get(key)} -> {eb.get(key)}")
                 weak = weak or key != "threshold" or _lower(ea.get(key), eb.get(key))
+        for key in ("require", "block_pre_existing"):
+            if ea.get(key) != eb.get(key):  # a stricter judge dropped weakens
+                parts.append(f"evaluate.{key}: {ea.get(key)} -> {eb.get(key)}")
+                weak = weak or bool(ea.get(key))
+        got_excludes = [g for g in _as_list(b.get("exclude")) if g not in _as_list(a.get("exclude"))]
+        if got_excludes:  # files taken out of the offline scan
+            parts.append(f"exclude [{', '.join(map(str, got_excludes))}] added")
+            weak = True
+        elif _as_list(a.get("exclude")) != _as_list(b.get("exclude")):
+            parts.append("exclude changed")
+        if a.get("mutation") != b.get("mutation"):
+            parts.append(f"mutation: {a.get('mutation')} -> {b.get('mutation')}")
+            weak = weak or _mutation_weaker(a.get("mutation"), b.get("mutation"))
         if a.get("approval") and not b.get("approval"):
             parts.append("approval removed")
             weak = True
@@ -151,6 +164,20 @@ def _describe_gates(before: Any, after: Any, out: Description) -> None:
                 parts.append(f"{key} changed")
         if parts:
             out.add(f"gate {gate}: " + "; ".join(parts), weakens=weak)
+
+
+def _mutation_weaker(before: Any, after: Any) -> bool:
+    """The mutation smoke check switched off or given a smaller budget."""
+    def settings(value: Any) -> tuple[bool, float, float]:
+        if value is False or (isinstance(value, dict) and value.get("enabled") is False):
+            return False, 0.0, 0.0
+        value = value if isinstance(value, dict) else {}
+        try:
+            return True, float(value.get("max_functions", 20)), float(value.get("timeout_s", 300))
+        except (TypeError, ValueError):
+            return True, 0.0, 0.0
+    old, new = settings(before), settings(after)
+    return (old[0] and not new[0]) or (new[0] and (new[1] < old[1] or new[2] < old[2]))
 
 
 def _shares_with(gate: str, added: list[Any], gates: dict[str, dict[str, Any]]) -> list[str]:

@@ -225,7 +225,7 @@ def evaluate(
             identity=assessment.identity, coverage=coverage,
             not_judged=not_judged, block_pre_existing=settings.block_pre_existing,
             scope=assessment.scope, fallback=fallback_reason(settings),
-            suppressed=suppressed, excluded=excluded,
+            suppressed=suppressed, excluded=excluded, exclude_added=list(bundle.exclude_added),
         )
     except ValueError as err:  # scores decide cannot use are no verdict
         raise EvaluatorUnavailable(assessment.evaluator, f"its scores are unusable: {err}",

@@ -143,6 +143,28 @@ def _excluded(bundle: Bundle) -> list[str]:
     return sorted(a.path for a in bundle.artifacts if matches_any(bundle.exclude_globs, a.path))
 
 
+def _added_exclusions(bundle: Bundle, excluded: list[str],
+                      changed: dict[str, tuple[tuple[int, int], ...]] | None) -> list[Issue]:
+    """A medium issue per ``exclude:`` glob added during the gate that keeps changed
+    files out of the scan: the work's author silenced the offline scan on them."""
+    if not bundle.exclude_added:
+        return []
+    from meridian.gates.globs import matches_any
+
+    out = []
+    for glob in bundle.exclude_added:
+        hidden = [p for p in excluded if matches_any([glob], p)
+                  and (changed is None or changed.get(p))]
+        if hidden:
+            shown = ", ".join(hidden[:5]) + (f" and {len(hidden) - 5} more"
+                                             if len(hidden) > 5 else "")
+            out.append(Issue(severity="medium", check="exclude", message=(
+                f"`exclude: {glob}` was added during this gate and keeps changed file(s) "
+                f"out of the offline scan: {shown}; the work's author silenced the scan "
+                "there, so what those files hold was not judged")))
+    return out
+
+
 def bundle_scan(bundle: Bundle, disabled: frozenset[str] = frozenset()
                 ) -> tuple[list[Issue], list[SuppressedIssue], list[str]]:
     """Every finding of the bundle (objective ones first), the findings inline markers
@@ -159,6 +181,7 @@ def bundle_scan(bundle: Bundle, disabled: frozenset[str] = frozenset()
     result = scan_tree(files, disabled, changed=changed, truncated=truncated,
                        features=bundle.feature_tests)
     found += map(as_issue, result.findings)
+    found += _added_exclusions(bundle, excluded, changed)
     issues = sorted((i for i in found if i.check not in disabled), key=order_key)
     return issues, [as_suppressed(s) for s in result.suppressed], excluded
 

@@ -72,6 +72,9 @@ class Bundle(_Model):
     # Feature id -> the test ids the features file lists for it (all stages): a change
     # touching a feature all of whose tests are switched off leaves it with none running.
     feature_tests: dict[str, list[str]] = Field(default_factory=dict)
+    # The ``exclude:`` globs added since the gate's base commit: the work's author took
+    # files out of the scan during the gate, which is evidence.
+    exclude_added: list[str] = Field(default_factory=list)
 
 
 class Issue(_Model):
@@ -245,6 +248,7 @@ class Verdict(_Model):
     block_pre_existing: bool = False  # pre-existing high issues blocked this verdict
     suppressed: list[SuppressedIssue] = Field(default_factory=list)
     excluded: list[str] = Field(default_factory=list)  # artifact files the scan skipped
+    exclude_added: list[str] = Field(default_factory=list)  # exclude globs added in the gate
     # The mutation smoke check's mutants (None: it did not apply or was switched off).
     mutation: MutationReport | None = None
 

@@ -214,8 +214,10 @@ def _mutation_check(project: Project, spec: GateSpec, snap: artifacts.Snapshot, 
         return None
     started = getattr(progress, "mutation_started", None)
     finished = getattr(progress, "mutant_finished", None)
+    # An exclude glob written during the gate does not keep its files from mutation.
+    kept = [g for g in spec.exclude if g not in bundle.exclude_added]
     report, allowed = mutation.run(project.repo, project.root, spec, snap.files,
-                                   bundle.changed_lines, results,
+                                   bundle.changed_lines, results, exclude=kept,
                                    on_start=started, on_result=finished)
     bundle.notes.append(mutation.bundle_note(report))
     changed = bundle.changed_lines
@@ -255,6 +257,10 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
         None if changed is None else {p: tuple(r) for p, r in changed.items()})
     feature_tests, feature_notes = _feature_tests(project)
     notes += feature_notes
+    exclude_added = _excludes_added(project, spec, base_commit)
+    if exclude_added:
+        notes.append("exclude: globs added during this gate (files taken out of the offline "
+                     f"scan by the work's author: judge them): {', '.join(exclude_added)}")
     return Bundle(
         gate=spec.id, description=spec.description, acceptance=spec.acceptance,
         artifact_globs=list(spec.artifacts), unmatched_globs=snap.unmatched,
@@ -262,7 +268,34 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
         diff_complete=not diff_notes,  # its only note says the diff was cut
         notes=notes + diff_notes + allow_notes, changed_lines=changed,
         exclude_globs=list(spec.exclude), feature_tests=feature_tests,
+        exclude_added=exclude_added,
     )
+
+
+def _excludes_added(project: Project, spec: GateSpec, base_commit: str | None) -> list[str]:
+    """The gate's ``exclude:`` globs that its entry in the gates file at the base commit
+    did not have (all of them when the file or the gate was not there)."""
+    if not spec.exclude:
+        return []
+    from meridian import yamlio
+
+    before: list[object] = []
+    try:
+        relative = (project.root / project.config.paths.gates).resolve().relative_to(
+            project.root).as_posix()
+        blob = None if not base_commit else gitio.blob_data(gitio.tree_entry(
+            project.repo, gitio.commit_tree(project.repo, gitio.Oid(hex=base_commit)),
+            relative))
+        data = None if blob is None else yamlio.parse(blob.decode("utf-8", "replace"),
+                                                      relative).data
+    except (MeridianError, ValueError, OSError, KeyError):
+        data = None
+    gates = data.get("gates") if isinstance(data, dict) else None
+    for entry in gates if isinstance(gates, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == spec.id \
+                and isinstance(entry.get("exclude"), list):
+            before = entry["exclude"]
+    return [glob for glob in spec.exclude if glob not in before]
 
 
 def _feature_tests(project: Project) -> tuple[dict[str, list[str]], list[str]]:

@@ -220,16 +220,17 @@ def _run_checks(checks: Sequence[CheckSpec], real: Sequence[CheckResult], copy: 
 
 def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[str, bytes],
         changed: Mapping[str, Sequence[tuple[int, int]]] | None,
-        real_results: Sequence[CheckResult], *,
+        real_results: Sequence[CheckResult], *, exclude: Sequence[str] | None = None,
         on_start: Callable[[int, int, float], None] | None = None,
         on_result: ProgressCallback | None = None,
         workers: int | None = None) -> tuple[MutationReport, list[tuple[Target, str, int]]]:
     """Run the mutants of ``spec``'s changed functions; the report and the functions an
-    inline ``meridian: allow mutation -- reason`` exempted."""
+    inline ``meridian: allow mutation -- reason`` exempted. ``exclude``: the globs whose
+    files are not mutated (default: the gate's ``exclude:``)."""
     settings = spec.mutation
     report = MutationReport(max_functions=settings.max_functions, timeout_s=settings.timeout_s,
                             scoped=changed is not None)
-    chosen = plan(snap_files, changed, spec.exclude, settings)
+    chosen = plan(snap_files, changed, spec.exclude if exclude is None else exclude, settings)
     beyond = [_not_tried(t, f"beyond max_functions {settings.max_functions}")
               for t in chosen.beyond]
     if not all(r.passed for r in real_results):

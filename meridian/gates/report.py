@@ -98,6 +98,9 @@ def judged_lines(verdict: Verdict, indent: str = "  ") -> list[str]:
     if verdict.excluded:
         shown = ", ".join(verdict.excluded[:5]) + (" ..." if len(verdict.excluded) > 5 else "")
         lines.append(f"{indent}excluded from the scan (exclude:): {shown}")
+    if verdict.exclude_added:
+        lines.append(f"{indent}exclude globs added during this gate: "
+                     + ", ".join(verdict.exclude_added))
     if verdict.mutation is not None:
         lines += mutation_lines(verdict.mutation, indent)
     return lines
