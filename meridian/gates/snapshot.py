@@ -488,7 +488,7 @@ def vouch(ledger: Ledger, snapshot: Snapshot) -> bool:
         claims = snapshot.claims.get(gate) or {}
         if fold.get("phase") == "passed":
             claim = claims.get("pass")
-            record = _claimed(ledger, claim)
+            record = _claimed(ledger, claim, snapshot.tip)
             if record is None or record.kind != PASSED or record.gate != gate or any(
                         record.data.get(key) != fold.get(key)
                         for key in ("verdict", "subject", "spec_hash", "overall", "threshold")):
@@ -497,7 +497,7 @@ def vouch(ledger: Ledger, snapshot: Snapshot) -> bool:
             if check_pass(ledger, record, claim[1]) is not None:
                 return False
         if fold.get("approved_verdict") is not None:
-            record = _claimed(ledger, claims.get("approval"))
+            record = _claimed(ledger, claims.get("approval"), snapshot.tip)
             if record is None or record.kind != APPROVED or record.gate != gate \
                     or record.data.get("verdict") != fold.get("approved_verdict") \
                     or record.data.get("approver") != fold.get("approver"):
@@ -505,9 +505,18 @@ def vouch(ledger: Ledger, snapshot: Snapshot) -> bool:
     return True
 
 
-def _claimed(ledger: Ledger, claim: Any) -> Record | None:
+def _claimed(ledger: Ledger, claim: Any, tip: Any) -> Record | None:
+    """The record a claim names, when the commit it names is on the branch (the tip the
+    snapshot is keyed by, or an ancestor of it) and added that record. A commit off the
+    branch (a dangling one made with plumbing) vouches for nothing: verify, pre-push and
+    ``meridian ci`` never see it."""
     if not (isinstance(claim, list) and len(claim) == 2
-            and all(isinstance(part, str) for part in claim)):
+            and all(isinstance(part, str) for part in claim) and isinstance(tip, str)):
+        return None
+    try:
+        if not gitio.is_ancestor(ledger.repo, gitio.Oid(hex=claim[1]), gitio.Oid(hex=tip)):
+            return None
+    except (ValueError, KeyError, gitio.GitError):
         return None
     return _added_record(ledger, claim[1], claim[0])
 

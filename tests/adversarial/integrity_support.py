@@ -56,7 +56,7 @@ def shard_of(ts: str) -> str:
 
 def forge_pass(root: Path, gate: str, *, subject: str | None = None,
                ts: str | None = None, env: dict[str, str] | None = None,
-               name: str = "forged") -> str:
+               name: str = "forged", branch: str = STATE) -> str:
     """A pass consistent in every way the local derivation checks (one commit adds the
     event and its made-up passing verdict: same gate, subject and definition hash), by
     plumbing. ``subject`` defaults to the gate's artifacts in the work tree."""
@@ -78,4 +78,4 @@ def forge_pass(root: Path, gate: str, *, subject: str | None = None,
         "spec_hash": digest}, ts)
     return plumb_commit(root, {shard_of(ts): (started + "\n" + passed + "\n").encode(),
                                path: json.dumps(verdict).encode()},
-                        f"gate.passed {gate}", env=env)
+                        f"gate.passed {gate}", env=env, branch=branch)
