@@ -128,8 +128,12 @@ def test_ctrl_c_during_a_check_kills_it_and_exits_130_without_a_traceback(projec
 
     root = _project(project, GATES.replace(
         "      - run: sleep 0.3 && echo first\n", "      - run: echo $$ > check.pid; sleep 60\n"))
+    # A shell starts a background job (`pytest ... &`, as CI scripts do) with SIGINT
+    # ignored, and Python keeps an ignored SIGINT ignored: give the child the default
+    # disposition a terminal's foreground process has, or Ctrl-C is never delivered.
     proc = subprocess.Popen([sys.executable, "-m", "meridian", "gate", "submit", "calc"],
-                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pid_file = root / "check.pid"
     # Generous: on a loaded machine the submit can take long to reach its check. On
     # failure, kill first (the check sleeps 60 s: waiting for it would look like a hang).
