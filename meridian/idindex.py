@@ -430,6 +430,15 @@ def load(ledger: Ledger, stream: str, at: gitio.Oid | None,
     return out
 
 
+def exact(ledger: Ledger, stream: str, at: gitio.Oid | None,
+          derive: Derive | None = None) -> IdSet:
+    """The ids of ``stream`` at ``at`` read from git only, the index file not opened:
+    for the checks that must read no cache (``meridian verify --full``, ``meridian ci``)."""
+    out = IdSet(ledger, stream, at, derive=derive)
+    out.trusted = scan_ids(ledger, stream, at, derive)
+    return out
+
+
 def _from_file(ledger: Ledger, parsed: _File, at: gitio.Oid,
                derive: Derive | None = None) -> IdSet | None:
     wanted = str(at)

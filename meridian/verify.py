@@ -399,7 +399,9 @@ def _verify(ledger: Ledger, *, full: bool = False) -> Report:
         def known_ids(stream: str, parent: gitio.Oid | None = parent,
                       cache: dict[str, IdSet] = ids_at) -> IdSet:
             if stream not in cache:
-                cache[stream] = idindex.load(ledger, stream, parent)
+                # --full reads no cache: wherever the walk forks or passes a merge, the
+                # ids come from git, never from the index an agent can rewrite.
+                cache[stream] = (idindex.exact if full else idindex.load)(ledger, stream, parent)
             return cache[stream]
 
         new_tree = gitio.commit_tree(repo, info.oid)
