@@ -238,14 +238,17 @@ def _os_reason(exc: BaseException) -> str:
     return (text.strip().splitlines() or [type(exc).__name__])[-1]
 
 
-def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid) -> bool | None:
-    """Whether commit ``oid`` (with ``tree``) is on disk and ``refname`` reaches it.
+def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
+                     objects: Sequence[Oid] = ()) -> bool | None:
+    """Whether commit ``oid`` (with ``tree``, and ``objects``: the blobs and subtrees the
+    write made) is on disk and ``refname`` reaches it.
 
     Read through a fresh repository object, so nothing libgit2 keeps in memory (an id
     it returned for an object whose write failed) can stand in for the disk. None when
-    the ref names a commit that is not on disk itself (the branch must be put back).
+    the ref names a commit that is not on disk itself, or is this write's and lacks an
+    object of it (the branch must be put back).
     """
-    if _stored_loose(repo, refname, oid, tree):
+    if _stored_loose(repo, refname, oid, tree, objects):
         return True
     try:
         fresh = pygit2.Repository(repo.path)
@@ -258,14 +261,18 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid) -> boo
         if not isinstance(tip, pygit2.Commit):
             return None
         if not isinstance(commit, pygit2.Commit) or commit.tree_id != tree \
-                or not isinstance(fresh.get(tree), pygit2.Tree):
-            return False
+                or not isinstance(fresh.get(tree), pygit2.Tree) \
+                or any(fresh.get(written) is None for written in objects):
+            # Lost (a blob or tree of the write is not on disk): a branch naming it must
+            # be put back, or the next write would build on the hole.
+            return None if target == oid else False
         return target == oid or fresh.descendant_of(target, oid)
     except (pygit2.GitError, OSError, ValueError, KeyError):
         return False
 
 
-def _stored_loose(repo: Repository, refname: str, oid: Oid, tree: Oid) -> bool:
+def _stored_loose(repo: Repository, refname: str, oid: Oid, tree: Oid,
+                  objects: Sequence[Oid] = ()) -> bool:
     """The common case of ``stored_on_branch``, read from the files themselves: the loose
     ref names ``oid`` and the commit and its tree are loose objects on disk (libgit2
     renames an object into place only once it is completely written). False means "ask
@@ -275,7 +282,7 @@ def _stored_loose(repo: Repository, refname: str, oid: Oid, tree: Oid) -> bool:
         with open(os.path.join(common, refname), "rb") as handle:
             if handle.read().strip() != str(oid).encode():
                 return False
-        for name in (str(oid), str(tree)):
+        for name in (str(oid), str(tree), *map(str, objects)):
             if os.stat(os.path.join(common, "objects", name[:2], name[2:])).st_size == 0:
                 return False
     except OSError:
@@ -333,11 +340,13 @@ def blob_size(obj: pygit2.Object | None) -> int:
     return obj.size if isinstance(obj, pygit2.Blob) else 0
 
 
-def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str, Oid]) -> Oid:
+def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str, Oid],
+                written: list[Oid] | None = None) -> Oid:
     """A new tree: ``base`` with each ``path -> blob`` of ``updates`` written in.
 
     Only the directories on the updated paths are rebuilt, so the cost follows the
-    number of updates, not the size of the tree.
+    number of updates, not the size of the tree. ``written`` collects the id of every
+    tree written (the write acknowledgement checks each is on disk).
     """
     direct: dict[str, Oid] = {}
     nested: dict[str, dict[str, Oid]] = {}
@@ -347,16 +356,25 @@ def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str
             nested.setdefault(head, {})[rest] = oid
         else:
             direct[head] = oid
-    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
-    for name, oid in direct.items():
-        builder.insert(name, oid, BLOB_MODE)
-    for name, sub_updates in nested.items():
-        sub_base = None
-        if base is not None and name in base:
-            candidate = repo[base[name].id]
-            sub_base = candidate if isinstance(candidate, pygit2.Tree) else None
-        builder.insert(name, update_tree(repo, sub_base, sub_updates), TREE_MODE)
-    return builder.write()
+    try:
+        builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+        for name, oid in direct.items():
+            builder.insert(name, oid, BLOB_MODE)
+        for name, sub_updates in nested.items():
+            sub_base = None
+            if base is not None and name in base:
+                candidate = repo[base[name].id]
+                sub_base = candidate if isinstance(candidate, pygit2.Tree) else None
+            builder.insert(name, update_tree(repo, sub_base, sub_updates, written), TREE_MODE)
+        oid = builder.write()
+        if written is not None:
+            written.append(oid)
+        return oid
+    except (pygit2.GitError, OSError) as exc:
+        # libgit2 refuses to insert an object that is not in the database: one whose
+        # write a full disk lost although an id came back. One line, nothing stored.
+        raise MeridianError(f"cannot write to the object database: {_os_reason(exc)} "
+                            "(is the disk full?)") from None
 
 
 def create_commit(
@@ -532,6 +550,18 @@ def _diff_trees(
                 yield path, None, n.id
         else:
             yield path, (o.id if o else None), (n.id if n else None)
+
+
+def commit_complete(repo: Repository, oid: Oid) -> bool:
+    """Whether commit ``oid``, its trees and its blobs are all in the object database
+    (a write a full disk left without a blob or tree, and the branch put back, is not)."""
+    try:
+        commit = repo[oid]
+        if not isinstance(commit, pygit2.Commit):
+            return False
+        return all(blob in repo for _, blob in iter_files(repo, commit.tree))
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
 
 
 def iter_files(repo: Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, Oid]]:

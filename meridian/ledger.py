@@ -502,10 +502,11 @@ class Ledger:
 
         if not updates:
             return WriteResult(commit=None, written=[], skipped=skipped)
-        tree = gitio.update_tree(repo, base, updates)
+        trees: list[gitio.Oid] = []
+        tree = gitio.update_tree(repo, base, updates, trees)
         parents = [] if tip is None else [tip]
         oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
-        self._acknowledge(oid, tree, tip)
+        self._acknowledge(oid, tree, tip, [*updates.values(), *trees])
         self._last_shards = dict(shards_written)
         if stored_ids:
             from meridian import idindex
@@ -515,11 +516,13 @@ class Ledger:
                 idindex.save(self, known)
         return WriteResult(commit=oid, written=written, skipped=skipped)
 
-    def _acknowledge(self, oid: gitio.Oid, tree: gitio.Oid, tip: gitio.Oid | None) -> None:
+    def _acknowledge(self, oid: gitio.Oid, tree: gitio.Oid, tip: gitio.Oid | None,
+                     objects: list[gitio.Oid] | None = None) -> None:
         """A write counts only once the ref, re-read from disk, names the new commit and
-        that commit and its tree exist: libgit2 can return an id for a commit whose
-        object write failed (a full disk), and "stored" must never be said of it."""
-        stored = gitio.stored_on_branch(self.repo, self.refname, oid, tree)
+        that commit, its tree and every blob and subtree the write made exist: libgit2
+        can return an id for an object whose write failed (a full disk), and "stored"
+        must never be said of it."""
+        stored = gitio.stored_on_branch(self.repo, self.refname, oid, tree, objects or ())
         if stored:
             return  # on disk, and the branch reaches it (another writer may be on top)
         if stored is None and tip is not None:

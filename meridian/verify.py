@@ -290,7 +290,10 @@ def _rewrites_in_reflog(ledger: Ledger, tip: gitio.Oid) -> list[Problem]:
             ledger.repo[oid]
         except (ValueError, KeyError):
             continue  # pruned, or an object a full disk never wrote: nothing to compare
-        if not gitio.is_ancestor(ledger.repo, oid, tip):
+        if not gitio.is_ancestor(ledger.repo, oid, tip) and gitio.commit_complete(ledger.repo, oid):
+            # (an incomplete one is a write a full disk lost, the branch put back by the
+            # write acknowledgement; deleting an object of a rewritten tip hides no more
+            # than deleting the commit object itself does)
             problems.append(Problem(old, ledger.branch, None, None,
                                     "history rewritten: this earlier tip of the branch (in "
                                     "git's reflog) is no longer on it"))

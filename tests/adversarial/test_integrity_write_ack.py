@@ -87,3 +87,42 @@ def test_a_full_disk_under_the_error_handler_is_not_a_traceback(
     result = cli("status")
     assert result.code == 2
     assert result.err == "meridian: No space left on device (/x); nothing was written\n"
+
+
+def _lose_after(real: Callable[..., gitio.Oid], pick: Callable[..., gitio.Oid | None]
+                ) -> Callable[..., gitio.Oid]:
+    """``real``, then the loose file of the object ``pick`` names deleted: an id libgit2
+    returned for an object a full disk never wrote."""
+    def lossy(repo, *args, **kwargs):  # type: ignore[no-untyped-def]
+        oid = real(repo, *args, **kwargs)
+        lost = pick(repo, oid)
+        if lost is not None:
+            (Path(repo.path) / "objects" / str(lost)[:2] / str(lost)[2:]).unlink()
+        return oid
+    return lossy
+
+
+@pytest.mark.parametrize("lost", ["shard blob", "subtree"])
+def test_a_lost_blob_or_subtree_is_never_acknowledged(
+        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch,
+        lost: str) -> None:
+    """An id came back for the record's shard (or a tree on its path) but the object is
+    not on disk: the write is lost, must not be said to be stored, and is one line."""
+    tip = Ledger.open(project).tip()
+
+    def subtree(repo, tree):  # type: ignore[no-untyped-def]
+        # the recursion calls the patched function too: lose the root's memory/ tree
+        return repo[tree]["memory"].id if "memory" in repo[tree] else None
+
+    with monkeypatch.context() as patched:
+        if lost == "shard blob":
+            patched.setattr(gitio, "write_blob",
+                            _lose_after(gitio.write_blob, lambda repo, oid: oid))
+        else:
+            patched.setattr(gitio, "update_tree", _lose_after(gitio.update_tree, subtree))
+        result = cli("memory", "add", "episodic", "--json", NOTE)
+    assert result.code == 2, result  # refused where the tree is built (libgit2 checks
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err  # each entry)
+    assert "stored" not in result.out
+    assert Ledger.open(project).tip() == tip
+    assert cli("verify").code == 0
