@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 
@@ -218,18 +219,34 @@ def delete_ref(repo: Repository, refname: str) -> None:
 # --- objects ----------------------------------------------------------------------
 
 
-def write_blob(repo: Repository, data: bytes) -> Oid:
-    for attempt in range(3):
+_T = TypeVar("_T")
+ODB_TRIES = 5
+
+
+def _raced(exc: BaseException) -> bool:
+    return "No such file or directory" in str(exc)
+
+
+def _odb_write(write: Callable[[], _T]) -> _T:
+    """``write()`` (an object write: blob, tree or commit), retried when a concurrent
+    `git prune-packed` (Ledger.pack) removed the object's directory between libgit2
+    creating it and renaming the object in (ENOENT). Writing an object twice is
+    harmless; any other failure, or the race every time, is raised to the caller."""
+    for attempt in range(ODB_TRIES):
         try:
-            return repo.create_blob(data)
+            return write()
         except (pygit2.GitError, OSError) as exc:
-            # `git prune-packed` run by a concurrent packer (Ledger.pack) can remove an
-            # object directory between libgit2 creating it and renaming the object in:
-            # writing the same object again is harmless, so that race is retried.
-            if attempt < 2 and "No such file or directory" in str(exc):
+            if attempt < ODB_TRIES - 1 and _raced(exc):
                 continue
-            raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
+            raise
     raise AssertionError("unreachable")
+
+
+def write_blob(repo: Repository, data: bytes) -> Oid:
+    try:
+        return _odb_write(lambda: repo.create_blob(data))
+    except (pygit2.GitError, OSError) as exc:
+        raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
 
 
 def _os_reason(exc: BaseException) -> str:
@@ -366,7 +383,7 @@ def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str
                 candidate = repo[base[name].id]
                 sub_base = candidate if isinstance(candidate, pygit2.Tree) else None
             builder.insert(name, update_tree(repo, sub_base, sub_updates, written), TREE_MODE)
-        oid = builder.write()
+        oid = _odb_write(builder.write)
         if written is not None:
             written.append(oid)
         return oid
@@ -397,13 +414,15 @@ def create_commit(
         # first commit could both "win". Create the ref with an explicit zero old value.
         if ref_target(repo, refname) is not None:
             raise LedgerConflict(f"{refname} was created by another writer")
-        oid = repo.create_commit(None, sig, sig, message, tree, list(parents))
+        oid = _odb_write(lambda: repo.create_commit(None, sig, sig, message, tree, list(parents)))
         set_ref(repo, refname, oid, expected=None)
         return oid
     if not parents or parents[0] != expected:
         raise ValueError("the first parent must be the expected tip")
     try:
-        return repo.create_commit(refname, sig, sig, message, tree, list(parents))
+        # (the object is written before the ref is touched: a raced write is retried)
+        return _odb_write(lambda: repo.create_commit(refname, sig, sig, message, tree,
+                                                     list(parents)))
     except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
         if isinstance(exc, pygit2.AlreadyExistsError) or is_conflict(str(exc)):
             raise LedgerConflict(str(exc)) from None
@@ -413,7 +432,7 @@ def create_commit(
 def write_commit(repo: Repository, tree: Oid, parents: Sequence[Oid], message: str) -> Oid:
     """A commit object with no ref update (the caller moves the ref with set_ref)."""
     sig = signature(repo)
-    return repo.create_commit(None, sig, sig, message, tree, list(parents))
+    return _odb_write(lambda: repo.create_commit(None, sig, sig, message, tree, list(parents)))
 
 
 def ref_lock_path(repo: Repository, refname: str) -> Path:
