@@ -80,6 +80,25 @@ def _id_kind_ts(line: bytes) -> tuple[str | None, str, str]:
         return None, "", ""
 
 
+def _restated_keys(line: bytes) -> list[str]:
+    """Top-level keys a line states more than once. JSON keeps the last; readers that
+    take a stored line's id from its first bytes (the ledger writes it first, once)
+    would read another record than the one the line validates as."""
+    seen: set[str] = set()
+    again: list[str] = []
+    try:
+        top = json.loads(line, object_pairs_hook=lambda items: items)
+    except ValueError:
+        return []
+    if not isinstance(top, list):
+        return []
+    for key, _ in top:
+        if key in seen and key not in again:
+            again.append(key)
+        seen.add(key)
+    return again
+
+
 # stream -> the ids stored in it before the commit being checked (``meridian.idindex``).
 KnownIds = Callable[[str], IdSet]
 
@@ -137,6 +156,12 @@ def _check_change(ledger: Ledger, commit: str, path: str, old: gitio.Oid | None,
         rid, kind, ts = _id_kind_ts(line)
         if rid is None:
             continue
+        if line.count(b'"id"') + line.count(b"\\u") > 1:  # cheap: most lines state it once
+            restated = _restated_keys(line)
+            if restated:
+                yield Problem(commit, path, first_line + offset, rid,
+                              f"the line states {', '.join(restated)} twice (an id read from "
+                              "its first bytes would name another record)")
         if ts[:7] != month:
             yield Problem(commit, path, first_line + offset, rid,
                           f"stored under {month or 'no month'} but its time {ts} is not in it")

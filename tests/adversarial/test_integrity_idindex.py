@@ -68,3 +68,39 @@ def test_full_verify_after_a_merge_reads_no_index(repo: Path, tmp_path: Path) ->
     report = verify(ledger, full=True)
     assert any(p.record == rid and p.reason == "duplicates a record already in the stream"
                for p in report.problems), report.problems
+
+
+def _ambiguous(line: str, decoy: str) -> str:
+    """``line`` with a second ``id`` key in front: JSON keeps the last, a reader that
+    slices the first 39 bytes (the ledger's own lines start with the id) sees ``decoy``."""
+    return '{"id":"' + decoy + '",' + line[1:]
+
+
+def test_a_line_stating_two_ids_is_refused_and_never_indexed_under_the_decoy(
+        repo: Path, tmp_path: Path) -> None:
+    """The agent stores a record as a line whose first ``id`` is a decoy (the record's own
+    id, which its content hashes to, comes last): an index built from the shards would
+    file it under the decoy, so a later replay of the record would look new."""
+    assert main(["init", "--no-hooks"]) == 0
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    assert verify(ledger).ok
+    record = ledger.record("test.append", {"n": "hidden"})
+    decoy = "0" * 32
+    checkout = tmp_path / "ambiguous"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = min(checkout.glob("events/*/0000.jsonl"))
+    shard.write_text(shard.read_text() + _ambiguous(record.line(), decoy) + "\n")
+    git(checkout, "commit", "-q", "-am", "an event")
+    sha = git(checkout, "rev-parse", "HEAD").strip()
+    git(repo, "worktree", "remove", "--force", str(checkout))
+    ledger = Ledger.open(repo)
+    at = ledger.tip()
+    assert at is not None
+    # what the index is built from reads the id JSON reads
+    assert record.id in idindex.scan_ids(ledger, "events", at)
+    assert decoy not in idindex.scan_ids(ledger, "events", at)
+    for full in (False, True):
+        problems = [p for p in verify(ledger, full=full).problems if p.commit == sha]
+        assert any(p.record == record.id and "id" in p.reason and "twice" in p.reason
+                   for p in problems), problems
