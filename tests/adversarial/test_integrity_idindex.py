@@ -104,3 +104,22 @@ def test_a_line_stating_two_ids_is_refused_and_never_indexed_under_the_decoy(
         problems = [p for p in verify(ledger, full=full).problems if p.commit == sha]
         assert any(p.record == record.id and "id" in p.reason and "twice" in p.reason
                    for p in problems), problems
+
+
+def test_a_line_restating_its_kind_is_refused(repo: Path, tmp_path: Path) -> None:
+    """A reader that looks for ``"kind":"gate.`` in the bytes and JSON would disagree."""
+    assert main(["init", "--no-hooks"]) == 0
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    record = ledger.record("test.append", {"n": "kind"})
+    line = record.line()
+    restated = line.replace('"kind":"test.append"', '"kind":"gate.passed","kind":"test.append"')
+    checkout = tmp_path / "kind"
+    git(repo, "worktree", "add", "-q", str(checkout), "meridian/state")
+    shard = min(checkout.glob("events/*/0000.jsonl"))
+    shard.write_text(shard.read_text() + restated + "\n")
+    git(checkout, "commit", "-q", "-am", "an event")
+    git(repo, "worktree", "remove", "--force", str(checkout))
+    problems = verify(Ledger.open(repo)).problems
+    assert any(p.record == record.id and "states kind twice" in p.reason for p in problems), \
+        problems
