@@ -1151,7 +1151,81 @@ def _meridian_guarded(args: list[str]) -> str | None:
     return None
 
 
-def hook_bypasses(command: str, state_branch: str = "meridian/state") -> list[tuple[str, str]]:
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+# Runners whose ``run`` subcommand runs the rest as a command (``uv run meridian ...``).
+RUNNERS = frozenset({"uv", "pipx", "poetry", "pdm", "hatch", "rye", "pixi", "conda"})
+XARGS_VALUED = frozenset({"-I", "-i", "-n", "-L", "-l", "-P", "-d", "-E", "-e", "-s", "-a",
+                          "--arg-file", "--delimiter", "--max-args", "--max-procs"})
+
+
+def _nested_command(words: list[str]) -> str | None:
+    """The command line that ``words`` runs in turn, when it is a wrapper of another
+    command line: ``sh -c CMD`` (any shell, ``-lc`` too), ``script -qec CMD``, ``eval
+    ...``, ``xargs CMD``, ``find ... -exec CMD ;``, ``uv run CMD`` (and other runners),
+    ``uvx``/``pipx run CMD``. None otherwise."""
+    name = os.path.basename(words[0]) if words else ""
+    args = words[1:]
+    if name in SHELLS:
+        for index, arg in enumerate(args):
+            if not arg.startswith("-") or arg.startswith("--"):
+                if arg.startswith("--"):
+                    continue
+                return None
+            if "c" in arg[1:]:
+                return args[index + 1] if index + 1 < len(args) else None
+        return None
+    if name == "script":
+        for index, arg in enumerate(args):
+            if arg.startswith("--command="):
+                return arg.split("=", 1)[1]
+            if arg == "--command" or (arg.startswith("-") and not arg.startswith("--")
+                                      and arg.endswith("c")):
+                return args[index + 1] if index + 1 < len(args) else None
+        return None
+    if name == "eval":
+        return " ".join(args) or None
+    if name == "xargs":
+        index = 0
+        while index < len(args) and args[index].startswith("-"):
+            index += 2 if args[index] in XARGS_VALUED else 1
+        return shlex.join(args[index:]) if args[index:] else None
+    if name == "find":
+        for index, arg in enumerate(args):
+            if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+                rest = [a for a in args[index + 1:]]
+                end = next((i for i, a in enumerate(rest) if a in (";", "\\;", "+")), len(rest))
+                return shlex.join(rest[:end]) if rest[:end] else None
+        return None
+    if name == "uvx" or (name in RUNNERS and args[:1] in (["run"], ["exec"])):
+        rest = args if name == "uvx" else args[1:]
+        index = 0
+        while index < len(rest) and rest[index].startswith("-"):
+            index += 1
+        return shlex.join(rest[index:]) if rest[index:] else None
+    return None
+
+
+def _python_runs_meridian(words: list[str]) -> list[str] | None:
+    """The meridian arguments of ``python [options] -m meridian ARGS`` (``-P``, ``-I``,
+    ``-Im meridian`` too), or ``["gate", "approve"]`` for ``python -c CODE`` whose code
+    calls Meridian's approve; None when it runs something else."""
+    index = 1
+    while index < len(words):
+        arg = words[index]
+        if not arg.startswith("-") or arg == "-":
+            return None
+        if arg == "-c" or (not arg.startswith("--") and arg.endswith("c") and len(arg) > 2):
+            code = words[index + 1] if index + 1 < len(words) else ""
+            return ["gate", "approve"] if ("meridian" in code and "approve" in code) else None
+        if arg == "-m" or (not arg.startswith("--") and arg.endswith("m") and len(arg) > 2):
+            module = words[index + 1] if index + 1 < len(words) else ""
+            return words[index + 2:] if module == "meridian" else None
+        index += 2 if arg in ("-W", "-X", "--check-hash-based-pycs") else 1
+    return None
+
+
+def hook_bypasses(command: str, state_branch: str = "meridian/state",
+                  _depth: int = 0) -> list[tuple[str, str]]:
     """The commands in ``command`` that would switch Meridian's guardrails off, each as
     (text, kind): ``skip-hooks`` (``git commit --no-verify``/``-n`` and prefixes git
     accepts, ``git -c core.hooksPath=...``, ``GIT_CONFIG_*`` or ``HOME`` set for a git
@@ -1182,8 +1256,18 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state") -> list[tu
                 found.append((" ".join(raw), "skip-hooks"))
             continue
         name = os.path.basename(words[0])
-        if name == "meridian" or (INTERPRETER.match(name) and words[1:3] == ["-m", "meridian"]):
-            kind = _meridian_guarded(words[1:] if name == "meridian" else words[3:])
+        nested = _nested_command(words)
+        if nested is not None:
+            # A wrapper runs another command line: judge that one (a few levels deep).
+            if _depth < 4:
+                found += [(text, kind) for text, kind in
+                          hook_bypasses(nested, state_branch, _depth + 1)]
+            if name != "find":
+                continue
+        if name == "meridian" or (INTERPRETER.match(name) and name.startswith(("python", "pypy"))
+                                  and _python_runs_meridian(words) is not None):
+            kind = _meridian_guarded(words[1:] if name == "meridian"
+                                     else _python_runs_meridian(words) or [])
             if kind:
                 found.append((" ".join(words), kind))
             continue
