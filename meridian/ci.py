@@ -247,6 +247,14 @@ def _run_checks(check: GateCheck, commands: list[str], worktree: Path, gate: str
     return results
 
 
+def _pristine(worktree: Path, commit: str) -> None:
+    """The worktree back to ``commit`` (the checked-out one), as a check found it: what
+    one check wrote, deleted or checked out is not what the next check or the scan reads."""
+    gitio.git(["checkout", "-q", "--force", "--detach", commit], worktree, check=False)
+    gitio.git(["reset", "-q", "--hard", commit], worktree, check=False)
+    gitio.git(["clean", "-qffdx"], worktree, check=False)
+
+
 def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
                   base: str | None, base_harness: BaseHarness | None = None) -> GateCheck:
     """Re-run what a pass rests on, in ``worktree`` (the checked-out commit), with the
@@ -266,6 +274,7 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
     spec = project.graph.gate(status.gate)
     check = GateCheck(gate=status.gate, ok=True)
     repo = gitio.open_repo(worktree)
+    pinned = str(gitio.head_commit(repo))
     snap = artifacts.snapshot(repo, worktree, spec.artifacts)
     if snap.subject != status.subject:
         check.fail("its verdict judged other files than the commit holds",
@@ -273,7 +282,9 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
                    f"verdict judged (tree {str(status.subject)[:12]})")
         return check
     check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
-    results = _run_checks(check, list(spec.checks), worktree, status.gate, "")
+    # Everything the judgement reads from the commit is read before any check runs: a
+    # check is a program of the pushed commit and may rewrite its work tree (the config,
+    # the rules, the files a later check or the scan reads).
     here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
                    ledger=project.ledger)
     disabled = heuristic_checks(_disabled_mechanisms(worktree))
@@ -284,15 +295,19 @@ def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
                 if base_harness is not None else None)
     if old_spec is not None and base_harness is not None:
         # What the reviewer trusted at the base: its checks are run too when the range
-        # changed them, its evaluation settings and switched-off scan checks too when
-        # the range changed those (a check swapped for `true`, a threshold lowered).
-        said = " as the base defined them"
+        # changed them (first, on the pristine tree), its evaluation settings and
+        # switched-off scan checks too when the range changed those (a check swapped for
+        # `true`, a threshold lowered).
         if list(old_spec.checks) != list(spec.checks) and old_spec.checks:
-            _run_checks(check, list(old_spec.checks), worktree, status.gate, said)
+            _run_checks(check, list(old_spec.checks), worktree, status.gate,
+                        " as the base defined them")
+            _pristine(worktree, pinned)
         was = evaluator_settings(base_harness.config, old_spec).model_copy(
             update={"kind": "heuristic", "require": None})
         if was != offline or base_harness.disabled != disabled:
             kinds.append(("offline scan as the base defined it", was, base_harness.disabled))
+    results = _run_checks(check, list(spec.checks), worktree, status.gate, "")
+    _pristine(worktree, pinned)
     # The change is judged from the range's base (or, without one, every artifact as
     # added), never from the gate.started record's base_commit: whoever wrote the
     # events chose that one, and a base at the tip hides every line from the scan.

@@ -108,3 +108,29 @@ def test_a_need_dropped_in_the_range_still_counts(
     assert code == 1, report
     [impl] = [g for g in report["gates"] if g["gate"] == "impl"]
     assert any("needs spec as the base defined it" in r for r in impl["reasons"]), impl
+
+
+def test_a_check_added_in_the_range_cannot_doctor_the_tree_for_the_base_checks(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """The range adds a check (it reads as a strengthening) that rewrites the work tree
+    CI re-checks in, so that the base's check, run after it, passes. CI runs the base's
+    checks first, and puts the tree back after each set."""
+    import sys
+    base_check = (f'{sys.executable} -c "import sys; '
+                  "sys.exit(0 if open('spec/spec.py').read().startswith('OK') else 3)\"")
+    with_check(project, '"spec/**"', base_check)
+    assert cli("gate", "start", "spec").code == 0
+    base = git(project, "rev-parse", "HEAD").strip()
+    doctor = f"{sys.executable} -c \"open('spec/spec.py', 'w').write('OK = 1\\n')\""
+    gates = (project / ".meridian" / "gates.yaml").read_text()
+    write(project, ".meridian/gates.yaml", gates.replace(
+        f"checks: [{json.dumps(base_check)}]",
+        f"checks: [{json.dumps(doctor)}, {json.dumps(base_check)}]"))
+    write(project, "spec/spec.py", SPEC)
+    commit_all(project, "spec, and one more check")
+    forge_pass(project, "spec")
+    code, report = _report(cli, "--base", base)
+    assert code == 1, report
+    [spec] = [g for g in report["gates"] if g["gate"] == "spec"]
+    assert any("as the base defined them" in r for r in spec["reasons"]), spec
+    assert (project / "spec" / "spec.py").read_text() == SPEC  # the clone is untouched
