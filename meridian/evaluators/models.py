@@ -147,6 +147,10 @@ class MutationReport(_Model):
     # included), so a surviving mutant is reported without blocking, unless
     # ``block_pre_existing`` says findings outside a change block too.
     scoped: bool = True
+    # The control: a changed function's file rewritten with a raise that never runs
+    # (what it does unchanged). Checks that fail under it notice the copy or the
+    # rewrite, not the missing work: their kills say nothing (a high issue).
+    control: MutantResult | None = None
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

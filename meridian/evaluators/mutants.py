@@ -184,6 +184,29 @@ def _char_offset(line: str, col: int) -> int:
     return len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
 
 
+def _raise_statement(target: Target) -> str:
+    message = f"meridian mutation smoke check: the body of {target.qualname} was removed"
+    return f"raise RuntimeError({message!r})"
+
+
+def neutral(source: str, target: Target) -> str | None:
+    """The control: ``source`` with the same raise as ``target``'s mutant put before
+    its body under a condition that never holds, the body kept; what the code does is
+    unchanged, the file is not. None when the body shares the ``def``'s line."""
+    lines = source.splitlines(keepends=True)
+    start = lines[target.body_line - 1]
+    head = start[:_char_offset(start, target.body_col)]
+    if head.strip():
+        return None
+    guard = f"{head}if __name__ is None: {_raise_statement(target)}\n"
+    text = "".join(lines[:target.body_line - 1]) + guard + "".join(lines[target.body_line - 1:])
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return None
+    return text
+
+
 def mutant(source: str, target: Target) -> str:
     """``source`` with ``target``'s body replaced by one that raises (ValueError when the
     result would not compile: the caller records an error, never a result)."""
@@ -192,8 +215,7 @@ def mutant(source: str, target: Target) -> str:
     end = lines[target.end_line - 1]
     head = start[:_char_offset(start, target.body_col)]
     tail = end[_char_offset(end, target.end_col):]
-    message = f"meridian mutation smoke check: the body of {target.qualname} was removed"
-    raise_stmt = f"raise RuntimeError({message!r})"
+    raise_stmt = _raise_statement(target)
     if head.strip():  # `def f(): return 1`: the body shares the def's line
         body = raise_stmt + ("; yield" if target.generator else "")
     else:

@@ -16,8 +16,12 @@ How it runs:
   ``node_modules`` directory at the top is linked, not copied). The user's work tree
   is never written; the copies are removed when the check ends, whatever happens.
 - A baseline run of the checks in a copy, without any mutant, comes first: when the
-  checks fail there (they depend on ignored files or on ``.git``), no mutant can say
-  anything, and the verdict says the check could not run instead of counting kills.
+  checks fail there (they depend on ignored files, on ``.git``, or notice the copy on
+  purpose), no mutant can say anything: the verdict says the check could not run, a
+  high issue (the checks passed on the work tree), never a pass by default.
+- With it runs the control (``mutants.neutral``): a changed file rewritten with the
+  mutant's raise under a condition that never holds. Checks that fail under it notice
+  the rewrite, not the missing work, and their kills count for nothing (a high issue).
 - ``PYTHONPATH`` puts the copy's package roots first, so an editable install of the
   project does not import the unmutated files of the real tree; bytecode is not
   written (a restored file must never run from a stale ``.pyc``).
@@ -50,7 +54,7 @@ from pathlib import Path, PurePosixPath
 
 from meridian import gitio
 from meridian.evaluators.models import CheckResult, Issue, MutantResult, MutationReport
-from meridian.evaluators.mutants import Target, changed_functions, mutant
+from meridian.evaluators.mutants import Target, changed_functions, mutant, neutral
 from meridian.gates import globs
 from meridian.gates.checks import run_check
 from meridian.gates.graph import CheckSpec, GateSpec, MutationSpec
@@ -251,6 +255,8 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
     listed = set(listing) | set(snap_files)
     env_roots = _package_roots(sorted({t.file for t in chosen.targets}), listed)
     sources = {t.file: snap_files[t.file] for t in chosen.targets}
+    control = _control(chosen.targets, sources)
+    control_result: list[MutantResult] = []
     copies: queue.Queue[Path] = queue.Queue()
     parent = Path(tempfile.mkdtemp(prefix="meridian-mutation-"))
     baseline: list[str] = []
@@ -273,10 +279,10 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
         if on_result is not None:
             on_result(position, len(chosen.targets), result)
 
-    def _try(target: Target) -> MutantResult:
+    def _try(target: Target, text: str | None = None) -> MutantResult:
         began = time.monotonic()
         try:
-            text = mutant(sources[target.file].decode("utf-8"), target)
+            text = text or mutant(sources[target.file].decode("utf-8"), target)
         except (ValueError, UnicodeDecodeError) as exc:
             return _result(target, "error", began, str(exc))
         copy = copies.get()
@@ -305,6 +311,11 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
             baseline.append(detail)
             budget.cancelled.set()
 
+    def run_control() -> None:
+        if control is None or budget.cancelled.is_set():
+            return
+        control_result.append(_try(*control))
+
     try:
         for number in range(count):
             copy = parent / f"tree-{number}"
@@ -312,7 +323,7 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
             _copy_tree(repo, root, listing, snap_files, copy)
             copies.put(copy)
         with ThreadPoolExecutor(max_workers=count, thread_name_prefix="meridian-mutant") as pool:
-            futures = [pool.submit(run_baseline)]
+            futures = [pool.submit(run_baseline), pool.submit(run_control)]
             futures += [pool.submit(mutate, i) for i in range(len(chosen.targets))]
             for future in futures:
                 future.result()
@@ -320,6 +331,11 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
         shutil.rmtree(parent, ignore_errors=True)
     report.duration_s = round(time.monotonic() - started, 3)
     mutants = [r for r in results if r is not None]
+    report.control = control_result[0] if control_result and not baseline else None
+    if report.control is not None and report.control.outcome == "killed":
+        report.note = ("no result: the checks fail when a changed file is rewritten without "
+                       f"changing what it does ({report.control.detail}), so their kills "
+                       "say nothing")
     if baseline:
         report.note = ("could not run: in a temporary copy of the tree the checks fail "
                        f"without any mutant ({baseline[0]}); they depend on something the "
@@ -328,6 +344,19 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
             "outcome": "error", "detail": "the baseline run failed: no result"}) for r in mutants]
     report.mutants = mutants + beyond
     return report, chosen.allowed
+
+
+def _control(targets: Sequence[Target], sources: Mapping[str, bytes],
+             ) -> tuple[Target, str] | None:
+    """The first target whose file can carry the control (``mutants.neutral``)."""
+    for target in targets:
+        try:
+            text = neutral(sources[target.file].decode("utf-8"), target)
+        except UnicodeDecodeError:
+            continue
+        if text is not None:
+            return target, text
+    return None
 
 
 def _result(target: Target, outcome: str, began: float, detail: str) -> MutantResult:
@@ -352,19 +381,39 @@ def survived_message(function: str) -> str:
 def issues(report: MutationReport, *, block_pre_existing: bool = False) -> list[Issue]:
     """A high issue per surviving mutant (medium when the gate had no base commit, so
     old code counted as changed, unless ``block_pre_existing``); a low one for what was
-    not tried or gave no result; a medium one when the check could not run at all."""
+    not tried or gave no result. The checks passed on the work tree (the check runs only
+    then), so checks that fail in the copy without any mutant, or under the control (a
+    rewrite that changes nothing), are a high issue too: checks that notice where they
+    run, or that a file was rewritten, would otherwise make every mutant look killed, or
+    the check never run."""
     blocking = report.scoped or block_pre_existing
+    severity = "high" if blocking else "medium"
     unscoped = "" if report.scoped else (
         " (no base commit: every function counted as changed, old code included"
         + ("" if blocking else "; not blocking unless evaluator.block_pre_existing") + ")")
-    found = [Issue(severity="high" if blocking else "medium", file=m.file, line=m.line,
+    could_not_run = report.note.startswith("could not run")
+    found = [Issue(severity=severity, file=m.file, line=m.line,
                    check=CHECK_ID, message=survived_message(m.function) + unscoped)
              for m in report.mutants if m.outcome == "survived"]
-    if report.note.startswith("could not run"):
-        found.append(Issue(severity="medium", check=CHECK_ID,
-                           message=f"mutation smoke check {report.note}"))
+    if could_not_run:
+        found.append(Issue(severity=severity, check=CHECK_ID, message=(
+            "mutation smoke check could not run: the gate's checks pass on the work tree "
+            "but fail in a temporary copy of it without any mutant ("
+            + report.note.split("without any mutant (", 1)[-1].split("); they depend", 1)[0]
+            + "): checks that depend on where they run (an ignored file, .git, an absolute "
+            "path, the directory's name) cannot show that they exercise the change; make "
+            "them pass from a copy of the tree, or switch the check off for this gate with "
+            "`mutation: false` (a recorded weakening of the gate)" + unscoped)))
+    control = report.control
+    if control is not None and control.outcome == "killed":
+        found.append(Issue(severity=severity, file=control.file, line=control.line,
+                           check=CHECK_ID, message=(
+            "mutation smoke check: the gate's checks fail when a changed file is rewritten "
+            f"without changing what it does (a raise that never runs put in {control.function}:"
+            f" {control.detail}): they notice the rewrite or the copy rather than test the "
+            "code, so no mutant they kill says anything" + unscoped)))
     skipped = [m for m in report.mutants if m.outcome == "not_tried"]
-    if skipped and not report.note.startswith("not run"):
+    if skipped and not report.note.startswith("not run") and not could_not_run:
         shown = ", ".join(f"{m.function} ({m.where()})" for m in skipped[:5])
         more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         found.append(Issue(severity="low", check=CHECK_ID, message=(
@@ -372,7 +421,7 @@ def issues(report: MutationReport, *, block_pre_existing: bool = False) -> list[
             f"({skipped[0].detail}): {shown}{more}; raise mutation.max_functions or "
             "mutation.timeout_s to try them")))
     errors = [m for m in report.mutants if m.outcome == "error"]
-    if errors and not report.note.startswith("could not run"):
+    if errors and not could_not_run:
         found.append(Issue(severity="low", check=CHECK_ID, message=(
             f"mutation smoke check: no result for {len(errors)} function(s): "
             + "; ".join(f"{m.function}: {m.detail}" for m in errors[:3]))))

@@ -118,6 +118,12 @@ def mutation_lines(report: MutationReport, indent: str = "  ") -> list[str]:
     lines = [head]
     if report.note:
         lines.append(f"{indent}  {report.note}")
+    if report.control is not None:
+        control = report.control
+        lines.append(f"{indent}  control   {control.where()}  {control.function} rewritten, "
+                     "behaviour unchanged: "
+                     + ("the checks still pass (as they should)" if control.outcome == "survived"
+                        else f"{control.outcome.replace('_', ' ')}: {control.detail}"))
     for mutant in report.mutants:
         took = "" if mutant.outcome == "not_tried" else f"  ({mutant.duration_s:g}s)"
         lines.append(f"{indent}  {mutant.outcome.replace('_', ' '):<9} {mutant.where()}  "

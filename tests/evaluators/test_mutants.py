@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from meridian.evaluators.mutants import changed_functions, mutant
+from meridian.evaluators.mutants import changed_functions, mutant, neutral
 
 SOURCE = textwrap.dedent('''
     import abc
@@ -75,7 +75,7 @@ SOURCE = textwrap.dedent('''
 def _load(text: str) -> types.ModuleType:
     module = types.ModuleType("mutated")
     module.__dict__["asyncio"] = asyncio
-    exec(compile(text, "mutated.py", "exec"), module.__dict__)  # noqa: S102 -- the mutant under test
+    exec(compile(text, "mutated.py", "exec"), module.__dict__)  # noqa: S102 -- the mutant under test  # noqa: S102
     return module
 
 
@@ -126,3 +126,37 @@ def test_each_mutant_compiles_keeps_its_shape_and_raises(name: str) -> None:
 
 def test_a_file_that_does_not_parse_has_no_functions() -> None:
     assert changed_functions("broken.py", "def f(:\n", None) == []
+
+
+def test_the_control_rewrites_the_file_with_the_mutants_raise_and_changes_nothing_it_does(
+        ) -> None:
+    source = textwrap.dedent('''
+        def total(items):
+            """Sum."""
+            result = 0
+            for item in items:
+                result += item
+            return result
+
+
+        def gen(n):
+            yield from range(n)
+
+
+        def short(x): return x
+        ''')
+    targets = {t.qualname: t for t in changed_functions("m.py", source, None)}
+    text = neutral(source, targets["total"])
+    assert text is not None and text != source
+    # The same raise as the mutant's, so a check that greps for it cannot tell them apart.
+    raised = [ln.strip() for ln in mutant(source, targets["total"]).splitlines()
+              if "raise RuntimeError" in ln]
+    assert len(raised) == 1 and raised[0] in text
+    namespace: dict[str, object] = {"__name__": "m"}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102
+    assert namespace["total"]([1, 2, 3]) == 6  # type: ignore[operator]
+    generator = neutral(source, targets["gen"])
+    assert generator is not None
+    exec(compile(generator, "m.py", "exec"), namespace)  # noqa: S102
+    assert list(namespace["gen"](3)) == [0, 1, 2]  # type: ignore[operator]
+    assert neutral(source, targets["short"]) is None  # the body shares the def's line

@@ -274,14 +274,19 @@ def test_a_check_that_hangs_under_a_mutant_is_killed_with_its_process_tree_at_th
     assert "outlived" in report.mutants[0].detail
     assert report.duration_s < 60  # bounded by the budget, not by the test's 600 s sleep
     started = [int(pid) for line in pids.read_text().split() for pid in [line]]
-    assert len(started) == 6  # the real run, the baseline and the mutant: 2 pids each
+    # The real run, the baseline, the control and the mutant: 2 pids each.
+    assert len(started) == 8
+    assert report.control is not None and report.control.outcome == "survived"
     assert not [pid for pid in started if _alive(pid)]
     assert "low     (project)  mutation smoke check: 1 changed function(s) not tried" \
         in result.out
 
 
-def test_checks_that_fail_in_a_copy_of_the_tree_say_the_check_could_not_run(
+def test_checks_that_fail_in_a_copy_of_the_tree_block_with_a_way_out(
         shop: Path, cli, write_gates) -> None:
+    """The checks passed on the work tree and fail in the copy without any mutant: a
+    high issue (checks that notice the copy, e.g. an agent's test failing on purpose
+    there, would otherwise keep the check from ever running), saying what to do."""
     (shop / ".gitignore").write_text("local.cfg\n")
     (shop / "local.cfg").write_text("ok\n")  # ignored: not in the copies
     write_gates(_gate(checks=f'["test -f local.cfg", {json.dumps(PYTEST)}]'))
@@ -289,13 +294,15 @@ def test_checks_that_fail_in_a_copy_of_the_tree_say_the_check_could_not_run(
     assert cli("gate", "start", "shop").code == 0
     _change_prices(shop, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
     result = cli("gate", "submit", "shop", "--quiet")
-    assert result.code == 0, result.out
+    assert result.code == 2, result.out
     report = _verdict(shop).mutation
     assert report is not None and report.note.startswith("could not run")
     assert [m.outcome for m in report.mutants] in (["error"], ["not_tried"])
-    assert "medium  (project)  mutation smoke check could not run: in a temporary copy of the " \
-        "tree the checks fail without any mutant (`test -f local.cfg` failed (exit 1))" \
-        in result.out
+    assert "high    (project)  mutation smoke check could not run: the gate's checks pass on " \
+        "the work tree but fail in a temporary copy of it without any mutant (`test -f " \
+        "local.cfg` failed (exit 1)): checks that depend on where they run" in result.out
+    assert "switch the check off for this gate with `mutation: false`" in result.out
+    assert "raise mutation.max_functions" not in result.out  # not a budget matter
 
 
 def test_without_a_base_commit_survivors_are_reported_without_blocking(repo: Path, cli) -> None:

@@ -1,0 +1,118 @@
+# ruff: noqa: F811  (the fixtures imported below are named as parameters)
+"""Attacks on the mutation smoke check by an agent whose checks notice they run in
+its copy of the tree, or notice the mutant, and fail on purpose there: every mutant
+"killed" (or the check "could not run") would let a hollow test pass the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.gates.conftest import commit_all, write
+from tests.gates.test_mutation import (  # noqa: F401  (fixtures)
+    _change_prices,
+    _verdict,
+    offline,
+    real_tree_on_path,
+    shop,
+)
+
+HOLLOW = """
+    from shop.prices import label
+
+
+    def test_label():
+        assert label(3) == "3.00 EUR"
+    """
+
+
+def _hollow_change(root: Path) -> None:
+    """``net`` changed; its only test now asserts on ``label``."""
+    (root / "tests/test_prices.py").write_text(HOLLOW.replace("\n    ", "\n"))
+    _change_prices(root, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
+
+
+def test_checks_that_fail_on_purpose_in_the_copy_block_the_gate(shop: Path, cli) -> None:
+    """The conftest notices the copy's directory name and fails there: the baseline
+    fails in the copy while the checks passed on the work tree."""
+    write(shop, "tests/conftest.py", """
+        import os
+
+        import pytest
+
+
+        def pytest_sessionstart(session):
+            if "meridian-mutation" in os.getcwd():
+                pytest.exit("not here", returncode=1)
+        """)
+    commit_all(shop, "a conftest")
+    assert cli("gate", "start", "shop").code == 0
+    _hollow_change(shop)
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 2, result.out
+    assert "high    (project)  mutation smoke check could not run: the gate's checks pass " \
+        "on the work tree but fail in a temporary copy of it without any mutant" in result.out
+    assert _verdict(shop).passed is False
+
+
+def test_checks_that_fail_whenever_a_source_file_differs_from_the_real_tree_block_the_gate(
+        shop: Path, cli) -> None:
+    """The conftest compares the copy's sources with the real tree (its absolute path
+    written in): the baseline copy is identical and passes, every mutant differs and is
+    "killed". A behaviour-neutral control mutant catches it."""
+    write(shop, "tests/conftest.py", f"""
+        from pathlib import Path
+
+        import pytest
+
+        REAL = Path({str(shop)!r})
+
+
+        def pytest_sessionstart(session):
+            here = Path.cwd()
+            if here == REAL:
+                return
+            for path in (here / "src").rglob("*.py"):
+                if path.read_bytes() != (REAL / path.relative_to(here)).read_bytes():
+                    pytest.exit("tampered", returncode=1)
+        """)
+    commit_all(shop, "a conftest")
+    assert cli("gate", "start", "shop").code == 0
+    _hollow_change(shop)
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 2, result.out
+    assert "the gate's checks fail when a changed file is rewritten without changing what it does" \
+        in result.out
+    report = _verdict(shop).mutation
+    assert report is not None and report.control is not None
+    assert report.control.outcome == "killed"
+
+
+def test_checks_that_grep_for_the_mutant_block_the_gate(shop: Path, cli) -> None:
+    write(shop, "tests/conftest.py", """
+        from pathlib import Path
+
+        import pytest
+
+
+        def pytest_sessionstart(session):
+            for path in (Path.cwd() / "src").rglob("*.py"):
+                if "RuntimeError" in path.read_text():
+                    pytest.exit("a mutant", returncode=1)
+        """)
+    commit_all(shop, "a conftest")
+    assert cli("gate", "start", "shop").code == 0
+    _hollow_change(shop)
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 2, result.out
+    assert "without changing what it does" in result.out
+
+
+def test_an_honest_suite_passes_the_control_and_says_so(shop: Path, cli) -> None:
+    assert cli("gate", "start", "shop").code == 0
+    _change_prices(shop, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 0, result.out
+    report = _verdict(shop).mutation
+    assert report is not None and report.control is not None
+    assert report.control.outcome == "survived"
+    assert {m.function: m.outcome for m in report.mutants} == {"net": "killed"}
