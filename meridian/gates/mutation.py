@@ -332,7 +332,7 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
     report.duration_s = round(time.monotonic() - started, 3)
     mutants = [r for r in results if r is not None]
     report.control = control_result[0] if control_result and not baseline else None
-    if report.control is not None and report.control.outcome == "killed":
+    if _control_failed(report.control):
         report.note = ("no result: the checks fail when a changed file is rewritten without "
                        f"changing what it does ({report.control.detail}), so their kills "
                        "say nothing")
@@ -344,6 +344,15 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
             "outcome": "error", "detail": "the baseline run failed: no result"}) for r in mutants]
     report.mutants = mutants + beyond
     return report, chosen.allowed
+
+
+def _control_failed(control: MutantResult | None) -> bool:
+    """The checks failed under the control, or hung on it past their own limit (a hang
+    because the mutation budget ran out says nothing)."""
+    if control is None:
+        return False
+    return control.outcome == "killed" or (
+        control.outcome == "timeout" and "budget ran out" not in control.detail)
 
 
 def _control(targets: Sequence[Target], sources: Mapping[str, bytes],
@@ -405,11 +414,11 @@ def issues(report: MutationReport, *, block_pre_existing: bool = False) -> list[
             "them pass from a copy of the tree, or switch the check off for this gate with "
             "`mutation: false` (a recorded weakening of the gate)" + unscoped)))
     control = report.control
-    if control is not None and control.outcome == "killed":
+    if control is not None and _control_failed(control):
         found.append(Issue(severity=severity, file=control.file, line=control.line,
                            check=CHECK_ID, message=(
-            "mutation smoke check: the gate's checks fail when a changed file is rewritten "
-            f"without changing what it does (a raise that never runs put in {control.function}:"
+            "mutation smoke check: the gate's checks fail (or hang) when a changed file is "
+            f"rewritten without changing what it does (a raise that never runs put in {control.function}:"
             f" {control.detail}): they notice the rewrite or the copy rather than test the "
             "code, so no mutant they kill says anything" + unscoped)))
     skipped = [m for m in report.mutants if m.outcome == "not_tried"]

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from meridian.gates import mutation
 from tests.gates.conftest import commit_all, write
 from tests.gates.test_mutation import (  # noqa: F401  (fixtures)
     _change_prices,
@@ -80,7 +83,7 @@ def test_checks_that_fail_whenever_a_source_file_differs_from_the_real_tree_bloc
     _hollow_change(shop)
     result = cli("gate", "submit", "shop", "--quiet")
     assert result.code == 2, result.out
-    assert "the gate's checks fail when a changed file is rewritten without changing what it does" \
+    assert "the gate's checks fail (or hang) when a changed file is rewritten without changing what it does" \
         in result.out
     report = _verdict(shop).mutation
     assert report is not None and report.control is not None
@@ -105,6 +108,36 @@ def test_checks_that_grep_for_the_mutant_block_the_gate(shop: Path, cli) -> None
     result = cli("gate", "submit", "shop", "--quiet")
     assert result.code == 2, result.out
     assert "without changing what it does" in result.out
+
+
+def test_checks_that_hang_whenever_a_source_file_differs_block_the_gate(
+        shop: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timeout is not a survivor: checks that hang under any rewrite would make every
+    mutant time out and the gate pass. Under the control they hang too."""
+    monkeypatch.setattr(mutation, "MIN_CHECK_LIMIT_S", 3.0)
+    write(shop, "tests/conftest.py", f"""
+        import time
+        from pathlib import Path
+
+        REAL = Path({str(shop)!r})
+
+
+        def pytest_sessionstart(session):
+            here = Path.cwd()
+            for path in (here / "src").rglob("*.py"):
+                if path.read_bytes() != (REAL / path.relative_to(here)).read_bytes():
+                    time.sleep(600)
+        """)
+    commit_all(shop, "a conftest")
+    assert cli("gate", "start", "shop").code == 0
+    _hollow_change(shop)
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 2, result.out
+    report = _verdict(shop).mutation
+    assert report is not None and report.control is not None
+    assert report.control.outcome == "timeout"
+    assert {m.function: m.outcome for m in report.mutants} == {"net": "timeout"}
+    assert "the gate's checks fail (or hang) when a changed file is rewritten" in result.out
 
 
 def test_an_honest_suite_passes_the_control_and_says_so(shop: Path, cli) -> None:
