@@ -64,6 +64,8 @@ MIN_CHECK_LIMIT_S = 30.0
 SLOWDOWN_FACTOR = 4.0
 LINKED_DIRS = frozenset({"node_modules"})  # and any directory holding a pyvenv.cfg
 
+COPY_PREFIX = "meridian-mutation-"  # + the pid of the run that owns the copies
+
 ProgressCallback = Callable[[int, int, MutantResult], None]
 
 
@@ -157,6 +159,28 @@ def _copy_tree(repo: gitio.Repository, root: Path, listing: Sequence[str],
         if (entry in LINKED_DIRS or (path / "pyvenv.cfg").is_file()) and \
                 gitio.is_ignored(repo, entry + "/"):
             os.symlink(path, into / entry, target_is_directory=True)
+
+
+def _sweep_stale_copies() -> None:
+    """Remove the copies of runs that died without cleaning up (``kill -9``, a lost
+    machine): ``meridian-mutation-PID-*`` directories of ours whose process is gone."""
+    base = Path(tempfile.gettempdir())
+    try:
+        entries = list(base.glob(f"{COPY_PREFIX}*-*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(COPY_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if entry.is_symlink() or not entry.is_dir() or entry.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue  # alive under another user, or not ours to judge
 
 
 def _package_roots(paths: Sequence[str], listing: set[str]) -> list[str]:
@@ -258,7 +282,8 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
     control = _control(chosen.targets, sources)
     control_result: list[MutantResult] = []
     copies: queue.Queue[Path] = queue.Queue()
-    parent = Path(tempfile.mkdtemp(prefix="meridian-mutation-"))
+    _sweep_stale_copies()
+    parent = Path(tempfile.mkdtemp(prefix=f"{COPY_PREFIX}{os.getpid()}-"))
     baseline: list[str] = []
     results: list[MutantResult | None] = [None] * len(chosen.targets)
     done = [0]

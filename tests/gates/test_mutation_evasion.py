@@ -5,6 +5,7 @@ its copy of the tree, or notice the mutant, and fail on purpose there: every mut
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,25 @@ def test_an_honest_suite_passes_the_control_and_says_so(shop: Path, cli) -> None
     assert report is not None and report.control is not None
     assert report.control.outcome == "survived"
     assert {m.function: m.outcome for m in report.mutants} == {"net": "killed"}
+
+
+def test_copies_left_by_a_run_that_was_killed_are_removed_by_the_next(
+        shop: Path, cli, offline: Path) -> None:
+    """`kill -9` of `gate submit` skips its `finally`: the next run sweeps copies whose
+    process is gone, and leaves those of a live run (and foreign names) alone."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = offline / f"meridian-mutation-{dead.pid}-abc123"
+    (stale / "tree-0/src").mkdir(parents=True)
+    (stale / "tree-0/src/big.py").write_text("x = 1\n")
+    live = offline / f"meridian-mutation-{os.getppid()}-def456"
+    live.mkdir()
+    foreign = offline / "meridian-mutation-notapid"
+    foreign.mkdir()
+    assert cli("gate", "start", "shop").code == 0
+    _change_prices(shop, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
+    assert cli("gate", "submit", "shop", "--quiet").code == 0
+    assert sorted(p.name for p in offline.iterdir()) == sorted([live.name, foreign.name])
