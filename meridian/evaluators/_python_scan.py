@@ -929,12 +929,27 @@ def tests_of_file(source: str) -> FileTests | None:
     except (SyntaxError, ValueError):
         return None
     imports: set[str] = set()
+    bound: dict[str, str] = {}  # a local name -> the module (or its member) it is
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imports.update(alias.name for alias in node.names)
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                bound[local] = alias.name if alias.asname else local
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             imports.add(node.module)
             imports.update(f"{node.module}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    # `import pkg` then `pkg.mod.f()`: the test reaches pkg.mod through attributes.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            root, *rest = _dotted(node).split(".")
+            if root in bound and rest:
+                chain = bound[root]
+                for part in rest:
+                    chain = f"{chain}.{part}"
+                    imports.add(chain)
 
     def switched_off(decorators: Iterable[ast.expr]) -> tuple[int, str] | None:
         for decorator in decorators:
@@ -943,13 +958,28 @@ def tests_of_file(source: str) -> FileTests | None:
                 return decorator.lineno, message
         return None
 
+    def skips_first(body: list[ast.stmt]) -> tuple[int, str] | None:
+        """An unconditional skip call as the first statement (after a docstring)."""
+        statements = [n for n in body if not (isinstance(n, ast.Expr) and isinstance(
+            n.value, ast.Constant) and isinstance(n.value.value, str))]
+        first = statements[0] if statements else None
+        call = first.value if isinstance(first, ast.Expr) else None
+        if first is not None and isinstance(call, ast.Call) and _dotted(call.func) in SKIP_CALLS:
+            return first.lineno, f"the test skips itself: `{_dotted(call.func)}(...)`"
+        return None
+
     module_off = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-            values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) \
-                else [node.value]
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            value = node.value  # type: ignore[union-attr]
+            values = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
             module_off = module_off or switched_off(values)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and _dotted(node.value.func) == "pytest.skip":
+            # `pytest.skip(..., allow_module_level=True)` at the top, under no condition.
+            module_off = module_off or (node.lineno, "the module skips itself: `pytest.skip(...)`")
     tests: list[str] = []
     off: dict[str, tuple[int, str]] = {}
 
@@ -958,8 +988,12 @@ def tests_of_file(source: str) -> FileTests | None:
             if isinstance(node, ast.ClassDef) and (
                     node.name.startswith("Test") or node.name.endswith(("Test", "Tests"))
                     or any(_dotted(b).endswith("TestCase") for b in node.bases)):
+                setup = next((n for n in node.body if isinstance(
+                    n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and n.name in ("setUp", "setUpClass", "setup_method", "setup_class")), None)
                 visit(node.body, f"{prefix}{node.name}.",
-                      inherited or switched_off(node.decorator_list))
+                      inherited or switched_off(node.decorator_list)
+                      or (skips_first(setup.body) if setup is not None else None))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and node.name.startswith("test"):
                 name = prefix + node.name
