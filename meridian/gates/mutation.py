@@ -41,6 +41,7 @@ necessarily assert on what it returns, which the static rules judge.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import queue
 import shutil
@@ -85,7 +86,8 @@ class Plan:
 def plan(files: Mapping[str, bytes], changed: Mapping[str, Sequence[tuple[int, int]]] | None,
          exclude: Sequence[str], settings: MutationSpec) -> Plan:
     """The changed functions of the gate's Python artifacts (test files and files under
-    ``exclude:`` left out), split at ``max_functions``."""
+    ``exclude:`` left out), split at ``max_functions`` (which ones: drawn by a hash of
+    the change, never by their place in it)."""
     from meridian.evaluators.changes import allow_markers, substantive
     from meridian.evaluators.scan import is_python_test_file
 
@@ -110,8 +112,25 @@ def plan(files: Mapping[str, bytes], changed: Mapping[str, Sequence[tuple[int, i
                 allowed.append((target, marker.reason, marker.line))
             else:
                 found.append(target)
-    return Plan(targets=found[:settings.max_functions], beyond=found[settings.max_functions:],
-                allowed=allowed)
+    if len(found) <= settings.max_functions:
+        return Plan(targets=found, beyond=[], allowed=allowed)
+    # Over the budget, which functions are tried is not their place in the change (the
+    # last file, the last lines: where an agent would put what its tests do not reach)
+    # but a hash of the change's content and the function's name: stable for one
+    # change, different for any edit of it.
+    digest = hashlib.sha256()
+    for path in sorted({t.file for t in found}):
+        digest.update(path.encode() + b"\0" + files[path] + b"\0")
+    seed = digest.digest()
+
+    def draw(target: Target) -> bytes:
+        return hashlib.sha256(seed + f"{target.file}:{target.qualname}".encode()).digest()
+
+    drawn = sorted(found, key=draw)
+    order = {id(t): i for i, t in enumerate(found)}
+    chosen = sorted(drawn[:settings.max_functions], key=lambda t: order[id(t)])
+    rest = sorted(drawn[settings.max_functions:], key=lambda t: order[id(t)])
+    return Plan(targets=chosen, beyond=rest, allowed=allowed)
 
 
 def _marks(line: int, target: Target, lines: list[str]) -> bool:

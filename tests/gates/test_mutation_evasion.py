@@ -172,3 +172,23 @@ def test_copies_left_by_a_run_that_was_killed_are_removed_by_the_next(
     _change_prices(shop, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
     assert cli("gate", "submit", "shop", "--quiet").code == 0
     assert sorted(p.name for p in offline.iterdir()) == sorted([live.name, foreign.name])
+
+
+def test_over_max_functions_the_place_of_a_function_in_the_change_does_not_spare_it() -> None:
+    """An agent that knows the budget puts what its tests do not reach last (the last
+    file, the last lines): the functions tried are drawn by a hash of the change."""
+    from meridian.gates.graph import MutationSpec
+
+    spared: set[str] = set()
+    for variant in range(12):
+        source = f"# revision {variant}\n" + "".join(
+            f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(4))
+        chosen = mutation.plan({"src/m.py": source.encode()}, None, [],
+                               MutationSpec(max_functions=3))
+        assert len(chosen.targets) == 3 and len(chosen.beyond) == 1
+        assert [t.line for t in chosen.targets] == sorted(t.line for t in chosen.targets)
+        again = mutation.plan({"src/m.py": source.encode()}, None, [],
+                              MutationSpec(max_functions=3))
+        assert again.beyond == chosen.beyond  # stable for one change
+        spared.add(chosen.beyond[0].qualname)
+    assert len(spared) > 1  # not always the last one, nor any fixed place
