@@ -2,7 +2,9 @@
 
 ``changed_functions(path, source, ranges)`` maps a change's line ranges (the new-side
 ranges of ``meridian.evaluators.changes``) to the Python functions and methods they
-touch through the AST: for each changed line, the innermost function holding it. A
+touch through the AST: for each changed line, the innermost function holding it (a
+lambda bound to a name, ``price = lambda amount: ...``, is a function too: its mutant's
+body is an expression that raises). A
 function is skipped when removing its body could not tell anything: abstract methods,
 overloads, Protocol members, bodies that are already empty or only raise (the scan
 judges those), and functions in test files (a test mutated to raise fails by itself).
@@ -43,12 +45,13 @@ class Target:
     end_col: int
     generator: bool
     is_async: bool
+    expression: bool = False  # a lambda bound to a name: its body is an expression
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
 
-_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 
 def _name(node: ast.expr) -> str:
@@ -117,6 +120,12 @@ def _functions(tree: ast.Module) -> Iterator[tuple[_FunctionNode, str, bool]]:
                 decorated = any(_name(d) in EXEMPT_DECORATORS for d in node.decorator_list)
                 yield node, prefix + node.name, exempt_scope or decorated
                 yield from walk(node.body, f"{prefix}{node.name}.<locals>.", False)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
+                    node.value, ast.Lambda):
+                # `price = lambda amount: ...`: a function by another spelling.
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    yield node.value, prefix + targets[0].id, exempt_scope
             else:
                 # Functions defined under if/try/with at module or class level.
                 for field in ("body", "orelse", "finalbody", "handlers"):
@@ -129,6 +138,10 @@ def _functions(tree: ast.Module) -> Iterator[tuple[_FunctionNode, str, bool]]:
                             yield from walk(handler.body, prefix, exempt_scope)
 
     yield from walk(tree.body, "", False)
+
+
+def _decorators(node: _FunctionNode) -> list[ast.expr]:
+    return [] if isinstance(node, ast.Lambda) else node.decorator_list
 
 
 def _touches(ranges: Sequence[tuple[int, int]], first: int, last: int) -> bool:
@@ -149,7 +162,7 @@ def changed_functions(path: str, source: str,
     wanted: dict[int, tuple[_FunctionNode, str, bool]] = {}
     spans = []
     for node, qualname, exempt in every:
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        first = min([node.lineno, *(d.lineno for d in _decorators(node))])
         spans.append((first, node.end_lineno or node.lineno, node, qualname, exempt))
     changed = [(1, len(lines) or 1)] if ranges is None else list(ranges)
     for start, end in changed:
@@ -160,12 +173,22 @@ def changed_functions(path: str, source: str,
             _, _, node, qualname, exempt = max(holding, key=lambda s: s[0])
             wanted.setdefault(id(node), (node, qualname, exempt))
     candidates = [(node, qualname) for node, qualname, exempt in wanted.values()
-                  if not exempt and not _hollow(_body(node))]
+                  if not exempt and (isinstance(node, ast.Lambda) or not _hollow(_body(node)))]
     names = {qualname for _, qualname in candidates}
     targets = []
     for node, qualname in candidates:
         if "<locals>" in qualname and qualname.rsplit(".<locals>.", 1)[0] in names:
             continue  # its enclosing function is mutated whole, this one with it
+        if isinstance(node, ast.Lambda):
+            if isinstance(node.body, ast.Constant) and node.body.value is None:
+                continue  # `lambda: None`: nothing to remove
+            targets.append(Target(
+                file=path, qualname=qualname, line=node.lineno, first=node.lineno,
+                last=node.end_lineno or node.lineno, body_line=node.body.lineno,
+                body_col=node.body.col_offset, end_line=node.body.end_lineno or node.lineno,
+                end_col=node.body.end_col_offset or 0, generator=False, is_async=False,
+                expression=True))
+            continue
         body = _body(node)
         first_stmt, last_stmt = body[0], body[-1]
         targets.append(Target(
@@ -196,7 +219,7 @@ def neutral(source: str, target: Target) -> str | None:
     lines = source.splitlines(keepends=True)
     start = lines[target.body_line - 1]
     head = start[:_char_offset(start, target.body_col)]
-    if head.strip():
+    if head.strip() or target.expression:
         return None
     guard = f"{head}if __name__ is None: {_raise_statement(target)}\n"
     text = "".join(lines[:target.body_line - 1]) + guard + "".join(lines[target.body_line - 1:])
@@ -216,7 +239,10 @@ def mutant(source: str, target: Target) -> str:
     head = start[:_char_offset(start, target.body_col)]
     tail = end[_char_offset(end, target.end_col):]
     raise_stmt = _raise_statement(target)
-    if head.strip():  # `def f(): return 1`: the body shares the def's line
+    if target.expression:  # a lambda's body: an expression that raises
+        message = f"meridian mutation smoke check: the body of {target.qualname} was removed"
+        body = f"(_ for _ in ()).throw(RuntimeError({message!r}))"
+    elif head.strip():  # `def f(): return 1`: the body shares the def's line
         body = raise_stmt + ("; yield" if target.generator else "")
     else:
         indent = head

@@ -160,3 +160,31 @@ def test_the_control_rewrites_the_file_with_the_mutants_raise_and_changes_nothin
     exec(compile(generator, "m.py", "exec"), namespace)  # noqa: S102
     assert list(namespace["gen"](3)) == [0, 1, 2]  # type: ignore[operator]
     assert neutral(source, targets["short"]) is None  # the body shares the def's line
+
+
+def test_a_lambda_bound_to_a_name_is_a_function_and_its_mutant_raises() -> None:
+    source = textwrap.dedent('''
+        double = lambda x: x * 2  # noqa: E731
+        nothing = lambda: None
+
+
+        class Prices:
+            rate: object = lambda self, amount: (
+                amount * 1.2)
+
+            def keep(self):
+                return 1
+        ''')
+    targets = {t.qualname: t for t in changed_functions("m.py", source, None)}
+    assert set(targets) == {"double", "Prices.rate", "Prices.keep"}
+    assert targets["double"].expression and neutral(source, targets["double"]) is None
+    namespace: dict[str, object] = {}
+    exec(compile(mutant(source, targets["double"]), "m.py", "exec"), namespace)  # noqa: S102
+    with pytest.raises(RuntimeError, match="the body of double was removed"):
+        namespace["double"](2)  # type: ignore[operator]
+    exec(compile(mutant(source, targets["Prices.rate"]), "m.py", "exec"), namespace)  # noqa: S102
+    with pytest.raises(RuntimeError, match="Prices.rate"):
+        namespace["Prices"]().rate(10)  # type: ignore[operator]
+    # Only the changed line's lambda.
+    line = source.splitlines().index("double = lambda x: x * 2  # noqa: E731") + 1
+    assert [t.qualname for t in changed_functions("m.py", source, [(line, line)])] == ["double"]
