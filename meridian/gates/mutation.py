@@ -152,6 +152,8 @@ def _marks(line: int, target: Target, lines: list[str]) -> bool:
 def _copy_tree(repo: gitio.Repository, root: Path, listing: Sequence[str],
                artifacts: Mapping[str, bytes], into: Path) -> None:
     for rel in listing:
+        if rel.endswith((".pyc", ".pyo")) or "__pycache__" in rel.split("/"):
+            continue  # bytecode of the real tree: it could run in place of a mutant
         source, target = root / rel, into / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if rel in artifacts:

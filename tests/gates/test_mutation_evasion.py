@@ -192,3 +192,20 @@ def test_over_max_functions_the_place_of_a_function_in_the_change_does_not_spare
         assert again.beyond == chosen.beyond  # stable for one change
         spared.add(chosen.beyond[0].qualname)
     assert len(spared) > 1  # not always the last one, nor any fixed place
+
+
+def test_bytecode_of_the_real_tree_never_runs_in_place_of_a_mutant(shop: Path, cli) -> None:
+    """A `__pycache__` git does not ignore (no .gitignore) holding an unchecked-hash
+    .pyc of the real module: copied, Python would run it and never read the mutant, so a
+    well-tested function would "survive". Bytecode is not copied."""
+    import importlib.util
+    import py_compile
+
+    assert cli("gate", "start", "shop").code == 0
+    _change_prices(shop, "return amount * (1 + rate)", "return round(amount * (1 + rate), 2)")
+    source = shop / "src/shop/prices.py"
+    py_compile.compile(str(source), cfile=importlib.util.cache_from_source(str(source)),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    result = cli("gate", "submit", "shop", "--quiet")
+    assert result.code == 0, result.out
+    assert {m.function: m.outcome for m in _verdict(shop).mutation.mutants} == {"net": "killed"}
