@@ -157,7 +157,27 @@ def _simple_commands(command: str) -> list[list[str]]:
     commands: list[list[str]] = []
     for line in _logical_lines(_decode_ansi_c(command)):
         current: list[str] = []
+        # commands suspended by a process substitution (`cp <(echo x) api/x.py`), with the
+        # plain parentheses opened inside it
+        suspended: list[list[str]] = []
+        depth: list[int] = []
         for token in _tokens(line):
+            if token == "(" and current and current[-1] in ("<", ">"):
+                current[-1] = "/dev/fd/63"  # the word the shell puts there
+                suspended.append(current)
+                depth.append(0)
+                commands.append(SUBSHELL_OPEN)
+                current = []
+                continue
+            if token == ")" and depth and depth[-1] == 0:
+                if current:
+                    commands.append(current)
+                commands.append(SUBSHELL_CLOSE)
+                current = suspended.pop()
+                depth.pop()
+                continue
+            if depth and token in ("(", ")"):
+                depth[-1] += 1 if token == "(" else -1
             if token in SEPARATORS:
                 if current:
                     commands.append(current)
@@ -168,6 +188,10 @@ def _simple_commands(command: str) -> list[list[str]]:
                     commands.append(SUBSHELL_CLOSE)
             else:
                 current.append(token)
+        while suspended:  # an unclosed process substitution: keep every word
+            if current:
+                commands.append(current)
+            current = suspended.pop()
         if current:
             commands.append(current)
     return commands
@@ -662,7 +686,9 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) ->
             return [_moved_mark(t, where) if t.startswith(GIT_MARK) else t
                     if os.path.isabs(t) or t.startswith(STASH_MARK)
                     else os.path.join(where, t) for t in _written(name, git_args, cwd, stdin)]
-        args = git_args
+        args = _expand_alias(git_args, cwd, _inline_aliases(args))
+        if args and args[0].startswith(GIT_MARK):
+            return args  # an alias that runs a shell, or one that cannot be read
         found = _git_rewrites(args, cwd, stdin)
         if found is not None:
             return found
@@ -710,6 +736,78 @@ _REWRITE_VALUE_OPTIONS = frozenset({
 _SEQUENCER = ("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--resolved", "-r")
 
 
+# git's own commands (an alias never shadows one, so these are never looked up as aliases)
+_GIT_COMMANDS = frozenset({
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle",
+    "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
+    "checkout-index", "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit",
+    "commit-graph", "commit-tree", "config", "count-objects", "credential", "describe", "diff",
+    "diff-files", "diff-index", "diff-tree", "difftool", "fast-export", "fast-import", "fetch",
+    "fetch-pack", "filter-branch", "for-each-ref", "format-patch", "fsck", "gc", "grep", "gui",
+    "hash-object", "help", "index-pack", "init", "instaweb", "interpret-trailers", "log",
+    "ls-files", "ls-remote", "ls-tree", "maintenance", "merge", "merge-base", "merge-file",
+    "merge-tree", "mergetool", "mktag", "mktree", "mv", "name-rev", "notes", "pack-objects",
+    "pack-refs", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
+    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse",
+    "revert", "rm", "send-email", "shortlog", "show", "show-branch", "show-ref",
+    "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch",
+    "symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-pack",
+    "verify-tag", "version", "whatchanged", "worktree", "write-tree", "lfs",
+})
+# What a work-tree rewriting alias starts with: an alias set to one cannot be told ahead
+_REWRITING = frozenset({"reset", "checkout", "switch", "restore", "merge", "rebase", "pull",
+                        "cherry-pick", "revert", "clean", "am", "apply", "read-tree", "stash",
+                        "worktree", "checkout-index", "filter-branch", "submodule"})
+
+
+def _inline_aliases(args: list[str]) -> dict[str, str]:
+    """``git -c alias.NAME=VALUE ...``: the aliases the command line itself defines."""
+    found: dict[str, str] = {}
+    for index, value in enumerate(args[1:], 1):
+        if args[index - 1] == "-c" and value.lower().startswith("alias.") and "=" in value:
+            key, text = value.split("=", 1)
+            found[key[len("alias."):].lower()] = text
+    return found
+
+
+def _alias_value(name: str, cwd: Path) -> str | None:
+    """``alias.NAME`` as git reads it in ``cwd`` (None: no such alias)."""
+    import subprocess
+
+    directory = cwd if cwd.is_dir() else Path(".")
+    try:
+        proc = subprocess.run(["git", "config", "--get", f"alias.{name}"], cwd=directory,
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def _expand_alias(args: list[str], cwd: Path, inline: dict[str, str]) -> list[str]:
+    """``args`` (from the subcommand on) with a git alias replaced by what it runs
+    (`git co main` with `alias.co = checkout` is `git checkout main`); ``[mark]`` (an
+    undecidable write) for an alias that runs a shell or cannot be split."""
+    for _ in range(8):  # git refuses alias loops; so does this
+        if not args or args[0] in _GIT_COMMANDS or args[0].startswith("-"):
+            return args
+        value = inline.get(args[0].lower())
+        if value is None:
+            value = _alias_value(args[0], cwd)
+        if value is None:
+            return args
+        text = "git " + " ".join(args)
+        if value.startswith("!"):
+            return [_anywhere(text)]
+        try:
+            args = [*shlex.split(value), *args[1:]]
+        except ValueError:
+            return [_anywhere(text)]
+        if args and args[0] == "-c":  # `alias.x = -c k=v reset --hard`: drop global options
+            _, sub, rest, _ = _git_words(["git", *args])
+            args = [sub, *rest] if sub else []
+    return [_anywhere("git " + " ".join(args))]
+
+
 def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | None:
     """Marks (``GIT_MARK``) for the git commands that rewrite the work tree from another
     revision; None for every other git command (read by the rest of ``_written``)."""
@@ -718,6 +816,17 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
     sub, rest = args[0], args[1:]
     if "--help" in rest or "-h" in rest:
         return []
+    if sub == "worktree" and rest[:1] == ["add"]:
+        # `git worktree add PATH [REV]`: a whole checkout lands in PATH
+        operands = _operands(rest[1:], frozenset({"-b", "-B", "--reason"}))
+        return [operands[0], operands[0].rstrip("/") + "/"] if operands else []
+    if sub == "config":
+        # an alias set to a work-tree rewrite: what it writes when it runs cannot be told
+        words = [a for a in rest if not a.startswith("-")]
+        if len(words) > 1 and words[0].lower().startswith("alias.") \
+                and (words[1].split() or [""])[0] in _REWRITING:
+            return [_anywhere("git " + " ".join(args))]
+        return None
     operands = _operands(rest, _REWRITE_VALUE_OPTIONS)
     text = "git " + " ".join(args)
     if sub == "reset":

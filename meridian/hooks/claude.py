@@ -59,7 +59,8 @@ HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json",
 # ("$PWD/.meridian/x", "python - <<EOF ... .meridian/gates.yaml"), naming a harness
 # location in it denies the command.
 HARNESS_MENTION = re.compile(
-    r"\.meridian\b|\.git/(?:hooks|meridian|config|refs|packed-refs)\b|\.git\b(?=['\"\s)]|$)"
+    r"\.meridian\b|\.git/(?:hooks|meridian|config|refs|packed-refs|worktrees)\b|commondir"
+    r"|\.git\b(?=['\"\s)]|$)"
     r"|\.claude/settings|\.claude\b(?=['\"\s)]|$)|hookspath|\.gitconfig|git/config\b"
     r"|disableAllHooks|meridian/state",
     re.IGNORECASE)
@@ -777,7 +778,15 @@ def repository_harness(context: Located, config_files: tuple[str, ...],
               (common / "meridian", f"{show or '.git/'}meridian"),
               (common / "config", f"{show or '.git/'}config"),
               (gitdir / "config.worktree", ".git/config.worktree"),
-              (common / "packed-refs", f"{show or '.git/'}packed-refs")]
+              (common / "packed-refs", f"{show or '.git/'}packed-refs"),
+              # a `commondir` file (in any git dir, a main one too) moves git to another
+              # common dir: other hooks, config and refs; so does a linked worktree's or a
+              # submodule's `.git` file (`gitdir: PATH`) and what `worktrees/` holds
+              (gitdir / "commondir", ".git/commondir"),
+              (common / "commondir", f"{show or '.git/'}commondir"),
+              (common / "worktrees", f"{show or '.git/'}worktrees")]
+    if not os.path.isdir(root / ".git"):
+        named.append((root / ".git", ".git"))
     if branch:
         named.append((common / "refs" / "heads" / branch, f".git/refs/heads/{branch}"))
     hooks_path = gitio.config_value(context.repo, "core.hooksPath")

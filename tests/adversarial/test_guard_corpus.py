@@ -40,6 +40,8 @@ HARNESS_FILE_TOOLS = [
     tool("Write", file_path="{root}/.git/meridian/hook-project.json", content="{}"),
     tool("Write", file_path="{root}/.git/refs/heads/meridian/state", content="0" * 40),
     tool("Write", file_path="{root}/.git/packed-refs", content=""),
+    # a commondir file moves git to another common dir: its hooks, its config
+    tool("Write", file_path="{root}/.git/commondir", content="/tmp/elsewhere.git\n"),
     tool("Write", file_path="{root}/api/../.meridian/gates.yaml", content="x"),
     tool("Write", file_path="{root}/linked/gates.yaml", content="x"),  # linked -> .meridian
     tool("Write", file_path="{home}/.claude/settings.json", content='{"disableAllHooks": true}'),
@@ -263,6 +265,16 @@ LOCKED_BASH = [
     "git stash apply stash@{0}",
     "git -C patches merge api-change",
     "cd patches && git reset --hard api-change",
+    # a process substitution is a word of the command around it
+    "cp <(echo x) api/app.py",
+    "tee >(cat) api/app.py < /dev/null",
+    # a linked worktree checked out inside a locked gate's folder
+    "git worktree add api/wt api-change",
+    "git worktree add -b tmp api/wt",
+    # aliases run what they stand for (alias.hard = reset --hard is in the repo's config)
+    "git hard api-change",
+    "git -c alias.rh='reset --hard' rh api-change",
+    "echo /tmp/elsewhere.git > .git/commondir",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -381,6 +393,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
         (root / "patches" / f"{name}.patch").write_text(
             f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n")
     _side_branches(root, home)
+    run(["git", "config", "alias.hard", "reset --hard"], root, base_env(home))
     yield root, home
     shutil.rmtree(base, ignore_errors=True)
 
@@ -475,6 +488,7 @@ UNTOLD_BASH = [
     "git cherry-pick --continue", "git am --continue", "git merge --abort",
     "cat patches/api.patch | git apply", "cat patches/api.patch | patch -p1",
     "git rebase -x 'sh x.sh' main",
+    "git config alias.rh 'reset --hard'",  # what `git rh` writes is told only when it runs
 ]
 # What rewrites the work tree but can be told, in that project: only api's files count.
 WITH_FILES_BASH = [
