@@ -789,11 +789,59 @@ def repository_harness(context: Located, config_files: tuple[str, ...],
         named.append((root / ".git", ".git"))
     if branch:
         named.append((common / "refs" / "heads" / branch, f".git/refs/heads/{branch}"))
+    # a file a git config includes (`[include] path = ...`): a core.hooksPath set there
+    # replaces Meridian's hooks as much as one set in the config itself
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    named += [(_real(p), str(p)) for p in config_includes(
+        [common / "config", gitdir / "config.worktree", home / ".gitconfig",
+         xdg / "git" / "config"])]
     hooks_path = gitio.config_value(context.repo, "core.hooksPath")
     if hooks_path:
         named.append((_real(root / os.path.expanduser(hooks_path)), hooks_path))
     # the root first: Harness.root reads it from the first location's parent
     return [(root / ".meridian", ".meridian"), *named[1:]]
+
+
+_INCLUDE_SECTION = re.compile(r"^\s*\[\s*include(?:if\s+\"[^\"]*\")?\s*\]", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[")
+_INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def config_includes(files: list[Path], limit: int = 64) -> list[Path]:
+    """The files ``files`` (git config files) include, transitively (``[include]`` and
+    ``[includeIf "..."]`` ``path =``; a relative path is relative to the including
+    file, ``~/`` is the home directory), as git would read them; at most ``limit``."""
+    from meridian.userfiles import read_bounded
+
+    found: list[Path] = []
+    pending = list(files)
+    seen: set[Path] = set()
+    while pending and len(found) < limit:
+        path = pending.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            text = read_bounded(path, limit=1024 * 1024).decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001, S112 - absent, a FIFO, too large: not followed
+            continue
+        inside = False
+        for line in text.splitlines():
+            if _SECTION.match(line):
+                inside = bool(_INCLUDE_SECTION.match(line))
+                continue
+            value = _INCLUDE_PATH.match(line) if inside else None
+            if value is None or not value.group(1):
+                continue
+            raw = value.group(1).split(" #")[0].split(" ;")[0].strip().strip('"')
+            included = Path(os.path.expanduser(raw))
+            if not included.is_absolute():
+                included = path.parent / included
+            if included not in found:
+                found.append(included)
+                pending.append(included)
+    return found
 
 
 def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:

@@ -49,7 +49,7 @@ from meridian.hooks.project import _fingerprint, _from_json, _to_json
 if TYPE_CHECKING:
     from meridian.hooks.project import ProjectFacts
 
-VIEW_VERSION = 2  # 2: commondir, worktrees/ and a .git file in the harness
+VIEW_VERSION = 2  # 2: commondir, worktrees/, a .git file, included git configs in the harness
 VIEW_NAME = "claude-view"
 HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more
@@ -121,7 +121,7 @@ def _git_config_files(gitdir: Path, common: Path) -> list[Path]:
     for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
         if os.environ.get(name):
             files.append(Path(os.environ[name]))
-    return files
+    return files + claude.config_includes(files)  # `[include] path = ...` files too
 
 
 def view_key(root: Path, gitdir: Path, common: Path, facts_json: dict[str, Any]) -> dict[str, Any]:
@@ -151,12 +151,15 @@ def view_path(common: Path, root: Path) -> Path:
 
 def load_view(common: Path, root: Path) -> dict[str, Any] | None:
     """The stored view, or None when absent, unreadable or not matching its checksum."""
+    from meridian.userfiles import read_bounded
+
     try:
-        document = json.loads(view_path(common, root).read_text(encoding="utf-8"))
+        # a regular file of bounded size only: a FIFO or a device put there never blocks
+        document = json.loads(read_bounded(view_path(common, root), limit=PACKED_REFS_LIMIT))
         body = document["body"]
         if document.get("checksum") != _checksum(body) or body["key"]["view"] != VIEW_VERSION:
             return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except Exception:  # noqa: BLE001 - absent, not a regular file, torn: no view
         return None
     return cast(dict[str, Any], body)
 

@@ -215,3 +215,55 @@ def test_no_state_branch_is_never_decided_from_a_view(guarded: tuple[Path, Path]
     outcome = _write(root, home, "schema/shapes.py", env=env)
     assert outcome.code == 0
     assert "pygit2" in outcome.err  # decided in full, whatever that decides
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge", "directory"])
+def test_a_view_file_that_is_no_regular_file_never_hangs(guarded: tuple[Path, Path],
+                                                        kind: str) -> None:
+    """A FIFO in the view's place blocked the read until the 40 s deadline; now it is no
+    view (decided in full, at once), as are a huge file and a directory."""
+    import os
+    import shutil
+    import time
+
+    root, home = guarded
+    assert _allowed(_write(root, home, "notes.md"))
+    [view] = _views(root)
+    view.unlink()
+    if kind == "fifo":
+        os.mkfifo(view)
+    elif kind == "huge":
+        with view.open("wb") as handle:
+            handle.truncate(80 * 1024 * 1024)
+    else:
+        view.mkdir()
+    started = time.monotonic()
+    outcome = _write(root, home, "api/app.py")
+    assert outcome.code == 0 and outcome.denied and "locked" in outcome.reason, outcome
+    assert _allowed(_write(root, home, "notes.md"))
+    assert time.monotonic() - started < 20
+    if view.is_dir():
+        shutil.rmtree(view)
+
+
+def test_a_git_config_include_is_harness_and_keys_the_view(guarded: tuple[Path, Path]) -> None:
+    """A core.hooksPath set in a file the git config includes replaces Meridian's hooks:
+    the included file is harness, and a change to it (made by the user) is seen by the
+    view's key, so the new hooks directory is harness at once."""
+    root, home = guarded
+    included = home / "extra.gitconfig"
+    included.write_text("[alias]\n\tst = status\n")
+    nested = home / "nested.gitconfig"
+    nested.write_text("[alias]\n\tlg = log\n")
+    run(["git", "config", "include.path", str(included)], root, base_env(home))
+    with (home / ".gitconfig").open("a") as handle:
+        handle.write('[includeIf "gitdir:/"]\n\tpath = nested.gitconfig\n')
+    assert _allowed(_write(root, home, "notes.md"))  # the view is written
+    for target in (included, nested):
+        outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(target),
+                                                      content="[core]\n\thooksPath = /x\n"))
+        assert outcome.denied and "harness" in outcome.reason, outcome
+    assert _allowed(_write(root, home, "notes.md"))
+    included.write_text("[core]\n\thooksPath = other-hooks\n")  # the user's own change
+    outcome = _write(root, home, "other-hooks/pre-commit")
+    assert outcome.denied and "harness" in outcome.reason, outcome
