@@ -624,6 +624,21 @@ def case_insensitive(root: Path) -> bool:
         return False
 
 
+def _nfc(text: str) -> str:
+    """``text`` in Unicode NFC: a case-insensitive volume (macOS) also ignores the
+    normalisation form, and git there stores names precomposed (core.precomposeUnicode),
+    so ``cafe\u0301/x`` is ``café/x``."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
+
+
+def _fold(text: str) -> str:
+    return _nfc(text).casefold()
+
+
 def _on_disk_case(root: Path, relative: str) -> str:
     """``relative`` with each component that exists under ``root`` in another case spelled
     as it is on disk (a case-insensitive file system): ``API/app.py`` -> ``api/app.py``."""
@@ -636,7 +651,7 @@ def _on_disk_case(root: Path, relative: str) -> str:
         except OSError:
             return "/".join(out + parts[index:])
         if part not in names:
-            part = next((n for n in names if n.casefold() == part.casefold()), part)
+            part = next((n for n in names if _fold(n) == _fold(part)), _nfc(part))
         out.append(part)
         here = here / part
     return "/".join(out)
@@ -654,7 +669,7 @@ def _in_repo(context: Located, target: str) -> str | None:
     None when it lies outside."""
     path = _absolute(context, target)
     if context.folds_case:
-        text, root = str(path), str(context.root)
+        text, root = _nfc(str(path)), _nfc(str(context.root))
         if text.casefold() == root.casefold():
             return "."
         if not text.casefold().startswith(root.casefold().rstrip("/") + "/"):
@@ -693,7 +708,7 @@ class Harness(NamedTuple):
     fold: bool = False  # a case-insensitive file system: compare paths case-folded
 
     def key(self, path: Path) -> Path:
-        return Path(str(path).casefold()) if self.fold else path
+        return Path(_fold(str(path))) if self.fold else path
 
     def hit(self, path: Path, *, into: bool = False) -> str | None:
         """The harness location ``path`` changes, or None. A path inside a location, the
@@ -924,7 +939,7 @@ def _glob_hits(harness: Harness, context: Located, pattern: str) -> list[str]:
     absolute = os.path.normpath(os.path.join(context.cwd, os.path.expanduser(pattern)))
     if harness.fold:
         return [name for path, name in harness.files()
-                if fnmatch.fnmatchcase(str(path).casefold(), absolute.casefold())]
+                if fnmatch.fnmatchcase(_fold(str(path)), _fold(absolute))]
     return [name for path, name in harness.files()
             if fnmatch.fnmatchcase(str(path), absolute)]
 

@@ -78,3 +78,52 @@ def test_the_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (other / ".git").mkdir(parents=True)
     (other / ".GIT").mkdir()  # a distinct directory: case-sensitive
     assert case_insensitive(other) is False
+
+
+NFC_GATES = """\
+version: 1
+gates:
+  - id: schema
+    description: The data schema.
+    artifacts: ["schema/**"]
+  - id: menu
+    needs: [schema]
+    description: The café menu.
+    artifacts: ["café/**"]
+"""
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_another_unicode_form_is_the_locked_path_when_the_volume_folds(
+        tmp_path: Path, exists: bool) -> None:
+    """macOS volumes ignore the normalisation form as they ignore case, and git there
+    stores names precomposed: ``cafe\\u0301/menu.md`` (NFD) is ``café/menu.md`` (NFC),
+    a file of the locked gate menu, whether the folder exists yet or not."""
+    import subprocess
+    import sys
+
+    from tests.adversarial.guard_support import base_env, run
+
+    home = tmp_path / "home"
+    root = make_project(tmp_path / "project", home)
+    (root / ".meridian" / "gates.yaml").write_text(NFC_GATES, encoding="utf-8")
+    env = base_env(home)
+    run(["git", "add", "-A"], root, env)
+    run(["git", "commit", "-q", "-m", "menu gate"], root, env)
+    subprocess.run([sys.executable, "-P", "-m", "meridian", "status"], cwd=root, env=env,
+                   capture_output=True, check=False, timeout=60)
+    if exists:
+        (root / "caf\u00e9").mkdir()
+    folded = _env(root, home, folds=True)
+    # (another case of a folder not there yet is a new folder git records in that case)
+    spellings = ["cafe\u0301/menu.md", "caf\u00e9/menu.md"] + (["CAFE\u0301/menu.md"] if exists
+                                                               else [])
+    for spelling in spellings:
+        write = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / spelling),
+                                                    content="x\n"), env=folded)
+        assert write.code == 0 and write.denied and "menu" in write.reason, (spelling, write)
+        shell = hook(root, home, "PreToolUse", bash(f"printf x > '{spelling}'"), env=folded)
+        assert shell.code == 0 and shell.denied, (spelling, shell)
+    outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / "notes.md"),
+                                                  content="x\n"), env=folded)
+    assert (outcome.code, outcome.out) == (0, ""), outcome
