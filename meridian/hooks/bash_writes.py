@@ -918,6 +918,21 @@ def _patch_paths(patch: str, cwd: Path) -> list[str]:
     return list(dict.fromkeys(p for p in found if p != "/dev/null"))
 
 
+def _heredoc_patch(target: str, command: str) -> list[str]:
+    """``target``, or for a patch applied from standard input (an ``anywhere`` mark of
+    ``git apply``, ``git am`` or ``patch``) the files the patch headers in ``command``
+    name, when it has any."""
+    if not target.startswith(GIT_MARK):
+        return [target]
+    kind, _, args = read_git_mark(target)
+    text = args[0] if args else ""
+    if kind != "anywhere" or not text.startswith(("git apply", "git am", "patch")):
+        return [target]
+    found = [next(g for g in m.groups() if g).strip() for m in PATCH_HEADER.finditer(command)]
+    found = list(dict.fromkeys(p for p in found if p != "/dev/null"))
+    return found or [target]
+
+
 def _curl_targets(args: list[str]) -> list[str]:
     found: list[str] = []
     directory = ""
@@ -1072,6 +1087,10 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             targets = targets + _command_targets(words, cwd / (here or "."), removals=removals,
                                                  unresolved=unresolved,
                                                  stdin=_stdin_file(tokens))
+        if "<<" in tokens or "<<-" in tokens or "<<<" in tokens:
+            # a patch fed from a heredoc or here-string (`git apply <<EOF`): its headers
+            # are in the command itself
+            targets = [t for target in targets for t in _heredoc_patch(target, command)]
         if fetched:
             # a revision read now is not the one a `git fetch` earlier in the command leaves
             targets = [_anywhere(command) if t.startswith(GIT_MARK)

@@ -275,6 +275,10 @@ LOCKED_BASH = [
     "git hard api-change",
     "git -c alias.rh='reset --hard' rh api-change",
     "echo /tmp/elsewhere.git > .git/commondir",
+    # a patch from a heredoc names its files in the command itself
+    ("git apply <<'EOF'\ndiff --git a/api/new.py b/api/new.py\nnew file mode 100644\n"
+     "--- /dev/null\n+++ b/api/new.py\n@@ -0,0 +1 @@\n+x = 1\nEOF"),
+    "patch -p1 <<EOF\n--- /dev/null\n+++ b/api/new.py\n@@ -0,0 +1 @@\n+x = 1\nEOF",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
