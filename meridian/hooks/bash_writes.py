@@ -1264,6 +1264,8 @@ def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
         return mentioned and sub != "tag"
     if sub in ("checkout", "switch"):
         return mentioned and any(a in ("-B", "-C", "--force-create") for a in args)
+    if sub == "worktree":  # a work tree with the state branch checked out commits onto it
+        return mentioned and args[:1] == ["add"]
     return False
 
 

@@ -798,6 +798,8 @@ def repository_harness(context: Located, config_files: tuple[str, ...],
               # common dir: other hooks, config and refs; so does a linked worktree's or a
               # submodule's `.git` file (`gitdir: PATH`) and what `worktrees/` holds
               (gitdir / "commondir", ".git/commondir"),
+              # HEAD set to the state branch: a `git reset --soft` or `git commit` moves it
+              (gitdir / "HEAD", ".git/HEAD"),
               (common / "commondir", f"{show or '.git/'}commondir"),
               (common / "worktrees", f"{show or '.git/'}worktrees")]
     if not os.path.isdir(root / ".git"):

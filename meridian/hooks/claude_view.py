@@ -49,7 +49,7 @@ from meridian.hooks.project import _fingerprint, _from_json, _to_json
 if TYPE_CHECKING:
     from meridian.hooks.project import ProjectFacts
 
-VIEW_VERSION = 2  # 2: commondir, worktrees/, a .git file, included git configs in the harness
+VIEW_VERSION = 2  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
 VIEW_NAME = "claude-view"
 HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more

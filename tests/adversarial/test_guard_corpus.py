@@ -42,6 +42,8 @@ HARNESS_FILE_TOOLS = [
     tool("Write", file_path="{root}/.git/packed-refs", content=""),
     # a commondir file moves git to another common dir: its hooks, its config
     tool("Write", file_path="{root}/.git/commondir", content="/tmp/elsewhere.git\n"),
+    # HEAD on the state branch: the next `git reset --soft HEAD~1` rewinds it
+    tool("Write", file_path="{root}/.git/HEAD", content="ref: refs/heads/meridian/state\n"),
     tool("Write", file_path="{root}/api/../.meridian/gates.yaml", content="x"),
     tool("Write", file_path="{root}/linked/gates.yaml", content="x"),  # linked -> .meridian
     tool("Write", file_path="{home}/.claude/settings.json", content='{"disableAllHooks": true}'),
@@ -275,6 +277,8 @@ LOCKED_BASH = [
     "git hard api-change",
     "git -c alias.rh='reset --hard' rh api-change",
     "echo /tmp/elsewhere.git > .git/commondir",
+    "echo 'ref: refs/heads/meridian/state' > .git/HEAD",
+    "git worktree add ../state-tree meridian/state",
     # a patch from a heredoc names its files in the command itself
     ("git apply <<'EOF'\ndiff --git a/api/new.py b/api/new.py\nnew file mode 100644\n"
      "--- /dev/null\n+++ b/api/new.py\n@@ -0,0 +1 @@\n+x = 1\nEOF"),
