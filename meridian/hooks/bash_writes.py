@@ -808,6 +808,10 @@ def _expand_alias(args: list[str], cwd: Path, inline: dict[str, str]) -> list[st
     return [_anywhere("git " + " ".join(args))]
 
 
+def text_of(args: list[str]) -> str:
+    return "git " + " ".join(args)
+
+
 def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | None:
     """Marks (``GIT_MARK``) for the git commands that rewrite the work tree from another
     revision; None for every other git command (read by the rest of ``_written``)."""
@@ -820,6 +824,41 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
         # `git worktree add PATH [REV]`: a whole checkout lands in PATH
         operands = _operands(rest[1:], frozenset({"-b", "-B", "--reason"}))
         return [operands[0], operands[0].rstrip("/") + "/"] if operands else []
+    if sub == "checkout-index":
+        prefix = next((a.split("=", 1)[1] for a in rest if a.startswith("--prefix=")), "")
+        if "-a" in rest or "--all" in rest or "--stdin" in rest:
+            # every file of the index: what differs from the work tree (or under --prefix)
+            return [prefix.rstrip("/") + "/"] if prefix else [git_mark("diff", [])]
+        paths = _operands(rest, frozenset({"--stage"}))
+        return [prefix + p for p in paths] if prefix else paths
+    if sub == "sparse-checkout" and rest[:1] and rest[0] in (
+            "set", "add", "reapply", "disable", "init"):
+        return [_anywhere(text_of(args))]  # files leave and return across the work tree
+    if sub == "merge-file":
+        if "-p" in rest or "--stdout" in rest:
+            return []
+        return _operands(rest, frozenset({"-L", "--marker-size", "--diff-algorithm"}))[:1]
+    if sub == "format-patch":
+        out = [rest[i + 1].rstrip("/") + "/" for i, a in enumerate(rest[:-1])
+               if a in ("-o", "--output-directory")]
+        out += [a.split("=", 1)[1].rstrip("/") + "/" for a in rest
+                if a.startswith("--output-directory=")]
+        out += [a.split("=", 1)[1] for a in rest if a.startswith("--output=")]
+        return out or None
+    if sub == "bundle" and rest[:1] == ["create"]:
+        return _operands(rest[1:], frozenset({"--version"}))[:1]
+    if sub in ("checkout", "restore") and ("-p" in rest or "--patch" in rest) \
+            and "--" not in rest:
+        # interactive hunks with no paths: any file that differs from the source
+        operands = _operands(rest, frozenset({"-s", "--source", "-U", "--conflict"}))
+        source = next((rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-s", "--source")),
+                      None) or next((a.split("=", 1)[1] for a in rest
+                                     if a.startswith("--source=")), None)
+        if sub == "checkout" and operands:
+            source, operands = operands[0], operands[1:]
+        if not operands:
+            return [git_mark("diff", [source] if source else [])]
+        return None
     if sub == "config":
         # an alias set to a work-tree rewrite: what it writes when it runs cannot be told
         words = [a for a in rest if not a.startswith("-")]

@@ -279,6 +279,12 @@ LOCKED_BASH = [
     "echo /tmp/elsewhere.git > .git/commondir",
     "echo 'ref: refs/heads/meridian/state' > .git/HEAD",
     "git worktree add ../state-tree meridian/state",
+    # more git commands that write the work tree
+    "git checkout-index -f api/app.py",
+    "git merge-file api/app.py /tmp/base /tmp/theirs",
+    "git format-patch -o api HEAD~1",
+    "git bundle create api/all.bundle HEAD",
+    "git checkout -p api-change",
     # a patch from a heredoc names its files in the command itself
     ("git apply <<'EOF'\ndiff --git a/api/new.py b/api/new.py\nnew file mode 100644\n"
      "--- /dev/null\n+++ b/api/new.py\n@@ -0,0 +1 @@\n+x = 1\nEOF"),
@@ -497,6 +503,7 @@ UNTOLD_BASH = [
     "cat patches/api.patch | git apply", "cat patches/api.patch | patch -p1",
     "git rebase -x 'sh x.sh' main",
     "git config alias.rh 'reset --hard'",  # what `git rh` writes is told only when it runs
+    "git sparse-checkout set schema",
 ]
 # What rewrites the work tree but can be told, in that project: only api's files count.
 WITH_FILES_BASH = [
@@ -504,6 +511,9 @@ WITH_FILES_BASH = [
     "git checkout -- api",
     "git clean -fd",  # removes api/scratch.py (untracked)
     "git clean -fdx api",
+    "git checkout-index -a -f",  # the index's api/app.py over the changed one
+    "git restore -p",
+    "git checkout -p",
 ]
 WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
                     "git diff", "git clean -fd schema", "git clean -n", "git merge --help"]
