@@ -25,8 +25,13 @@ interleaved one call at a time:
 - allow Write @N    src/module.py (gate core, in progress): allowed
 - allow Bash @N     ``pytest -q tests && git status`` (writes nothing): allowed
 - deny Write @N     docs/guide.md (gate docs, locked behind core): denied, and a
-                    ``gate.blocked`` event appended (so each allow after it finds a
-                    state tip that moved)
+                    ``gate.blocked`` event appended (the state tip moves)
+- allow Write after a deny @N
+                    src/module.py right after an untimed deny: the first allow after
+                    any new state event finds the view's key changed and is decided in
+                    full (the plain allows above run after an untimed allow, so they
+                    measure the view; before, whether one followed a deny depended on
+                    its place in the round, and the median hid the full-path allows)
 - python floor      ``python -c pass`` through the same shell
 
     python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12] [--skip-commit]
@@ -153,10 +158,18 @@ def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contende
     out = {"python floor": _bench.Contender(
         lambda: subprocess.run(floor, shell=True, check=True))}
     for size, project in projects.items():
-        out[f"allow Write @{size:,}"] = pre_tool_use(project.root, "Write", "src/module.py", False)
-        out[f"allow Bash @{size:,}"] = pre_tool_use(project.root, "Bash",
-                                                    "pytest -q tests && git status", False)
-        out[f"deny Write @{size:,}"] = pre_tool_use(project.root, "Write", "docs/guide.md", True)
+        write = pre_tool_use(project.root, "Write", "src/module.py", False)
+        shell = pre_tool_use(project.root, "Bash", "pytest -q tests && git status", False)
+        deny = pre_tool_use(project.root, "Write", "docs/guide.md", True)
+        # The allows, each after an untimed allow (the view current), so a deny's event
+        # before them in the round never decides which path they take ...
+        out[f"allow Write @{size:,}"] = _bench.Contender(write.run, setup=write.run)
+        out[f"allow Bash @{size:,}"] = _bench.Contender(shell.run, setup=shell.run)
+        out[f"deny Write @{size:,}"] = deny
+        # ... and the allow right after a new state event (here an untimed deny's
+        # gate.blocked; any gate event does the same): the view's key no longer matches,
+        # so it is decided in full and rewrites the view
+        out[f"allow Write after a deny @{size:,}"] = _bench.Contender(write.run, setup=deny.run)
     return out
 
 
@@ -200,7 +213,7 @@ def main() -> int:
                      f"({args.rounds} rounds, interleaved)", timings, reference="python floor")
         for size in sizes:
             for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
-                                 ("deny Write", 100.0)):
+                                 ("allow Write after a deny", 60.0), ("deny Write", 100.0)):
                 ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
                              budget)
     return 0 if ok else 1
