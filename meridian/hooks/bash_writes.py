@@ -421,17 +421,58 @@ def _removed(name: str, args: list[str]) -> list[str]:
     return []
 
 
-def _restored(verb: str, args: list[str]) -> list[str]:
+def _restored(verb: str, args: list[str], cwd: Path | None = None) -> list[str]:
     """The paths ``git checkout [TREE] -- PATHS`` / ``git restore PATHS`` overwrite
     (``git checkout BRANCH`` names no paths: nothing is told)."""
     if "--" in args:
-        return args[args.index("--") + 1:]
+        return _pathspecs(args[args.index("--") + 1:], cwd)
     operands = _operands(args, frozenset({"-s", "--source", "-b", "-B", "--orphan",
                                           "--conflict", "-U", "--pathspec-from-file"}))
     if verb == "checkout":
         # `git checkout REV PATH...` overwrites the paths; `git checkout BRANCH` moves HEAD
-        return operands[1:]
-    return operands
+        return _pathspecs(operands[1:], cwd)
+    return _pathspecs(operands, cwd)
+
+
+_SHORT_MAGIC = {"/": "top", "!": "exclude", "^": "exclude"}
+
+
+def _work_tree_top(cwd: Path) -> Path | None:
+    for candidate in (cwd, *cwd.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def _pathspecs(specs: list[str], cwd: Path | None) -> list[str]:
+    """Git pathspecs as the paths they cover: magic taken off (``:(glob)api/*``,
+    ``:(literal)x``), the top-level forms (``:/api/app.py``, ``:(top)api``) made absolute
+    from the work tree's top, and exclusions (``:!x``) read as covering everything else
+    (``.``: the whole directory)."""
+    out: list[str] = []
+    excluded = False
+    for spec in specs:
+        if not spec.startswith(":") or spec == ":":
+            out.append(spec)
+            continue
+        if spec.startswith(":(") and ")" in spec:
+            magic, rest = spec[2:].split(")", 1)
+            words = {m.strip().split(":")[0].split("=")[0].lower() for m in magic.split(",")}
+        else:
+            index, words = 1, set()
+            while index < len(spec) and spec[index] in _SHORT_MAGIC:
+                words.add(_SHORT_MAGIC[spec[index]])
+                index += 1
+            rest = spec[index + 1:] if spec[index:index + 1] == ":" else spec[index:]
+        if "exclude" in words:
+            excluded = True
+            continue
+        if "top" in words:
+            top = _work_tree_top(cwd) if cwd is not None else None
+            out.append(str(top / rest) if top is not None else (rest or "."))
+            continue
+        out.append(rest or ".")
+    return out if out or not excluded else ["."]
 
 
 # chmod's symbolic modes can look like options ("chmod -x FILE")
@@ -569,10 +610,15 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
 
 def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
                      unresolved: list[str] | None = None, stdin: str | None = None) -> list[str]:
+    # `GIT_WORK_TREE=api git checkout HEAD -- app.py` is `git --work-tree=api ...`
+    work_tree = next((w.split("=", 1)[1] for w in words if w.startswith("GIT_WORK_TREE=")),
+                     None)
     words = _strip_prefix(words)
     if not words:
         return []
     name, args = os.path.basename(words[0]), words[1:]
+    if work_tree and name == "git":
+        args = [f"--work-tree={work_tree}", *args]
     if name in SHELLS and _shell_script(args) is not None:
         return written_files(_shell_script(args) or "", cwd, removals=removals,
                              unresolved=unresolved)
@@ -720,7 +766,7 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) ->
             found.append(_anywhere("git " + " ".join(args)))
         return found + ["./"]
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
-        return _restored(args[0], args[1:])
+        return _restored(args[0], args[1:], cwd)
     if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
         refs = [a for a in args[2:] if not a.startswith("-")]
         return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
@@ -884,11 +930,32 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
         if "--" in rest or (sub == "checkout" and len(operands) > 1) \
                 or any(a in ("-p", "--patch", "--pathspec-from-file") for a in rest):
             return None  # paths: `_restored`
+        # -f throws local changes away: what differs from the work tree, not from HEAD
+        forced = any(a in ("-f", "--force", "--discard-changes") for a in rest)
         if "-" in rest:
-            return [git_mark("switch", ["@{-1}"])]
+            return [git_mark("switch", ["@{-1}"])] + (
+                [git_mark("diff", ["@{-1}"])] if forced else [])
         if "--orphan" in rest or not operands:
-            return []  # a new branch at HEAD: the work tree stays
-        return [git_mark("switch", [operands[-1]])]
+            # a new branch at HEAD: the work tree stays (unless forced back to HEAD)
+            return [git_mark("diff", ["HEAD"])] if forced else []
+        return [git_mark("switch", [operands[-1]])] + (
+            [git_mark("diff", [operands[-1]])] if forced else [])
+    if sub == "stash" and (not rest or rest[0] in ("push", "save") or rest[0].startswith("-")):
+        # `git stash [push]` puts the changed files back as HEAD has them (and removes the
+        # untracked ones with -u, the ignored ones too with -a)
+        options = rest[1:] if rest and rest[0] in ("push", "save") else rest
+        if "--" in options:
+            return _pathspecs(options[options.index("--") + 1:], cwd)
+        paths = _operands(options, frozenset({"-m", "--message", "--pathspec-from-file"})) \
+            if rest[:1] != ["save"] else []
+        if paths:
+            return _pathspecs(paths, cwd)
+        found = [git_mark("diff", ["HEAD"])]
+        if any(a in ("-a", "--all") for a in options):
+            found.append(git_mark("clean", ["-fdx"]))
+        elif any(a in ("-u", "--include-untracked") for a in options):
+            found.append(git_mark("clean", ["-fd"]))
+        return found
     if sub in ("merge", "rebase"):
         if any(a in _SEQUENCER for a in rest) or "--root" in rest \
                 or any(a in ("-x", "--exec") or a.startswith("--exec=") for a in rest):

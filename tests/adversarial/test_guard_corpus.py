@@ -285,6 +285,7 @@ LOCKED_BASH = [
     "git format-patch -o api HEAD~1",
     "git bundle create api/all.bundle HEAD",
     "git checkout -p api-change",
+    "git checkout HEAD -- ':!README.md'",  # pathspec magic: everything but README.md
     # a patch from a heredoc names its files in the command itself
     ("git apply <<'EOF'\ndiff --git a/api/new.py b/api/new.py\nnew file mode 100644\n"
      "--- /dev/null\n+++ b/api/new.py\n@@ -0,0 +1 @@\n+x = 1\nEOF"),
@@ -514,6 +515,13 @@ WITH_FILES_BASH = [
     "git checkout-index -a -f",  # the index's api/app.py over the changed one
     "git restore -p",
     "git checkout -p",
+    "GIT_WORK_TREE=api git checkout HEAD -- app.py",
+    "git checkout HEAD -- :/api/app.py",  # pathspec magic: from the top of the work tree
+    "git restore ':(top)api'",
+    "git stash",  # puts api/app.py back as HEAD has it
+    "git stash push -u -m wip",  # and removes api/scratch.py
+    "git checkout -f",
+    "git switch -f main",
 ]
 WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
                     "git diff", "git clean -fd schema", "git clean -n", "git merge --help"]
