@@ -27,11 +27,11 @@ interleaved one call at a time:
 - deny Write @N     docs/guide.md (gate docs, locked behind core): denied, and a
                     ``gate.blocked`` event appended (the state tip moves)
 - allow Write after a deny @N
-                    src/module.py right after an untimed deny: the first allow after
-                    any new state event finds the view's key changed and is decided in
-                    full (the plain allows above run after an untimed allow, so they
-                    measure the view; before, whether one followed a deny depended on
-                    its place in the round, and the median hid the full-path allows)
+                    src/module.py right after an untimed deny, whose gate.blocked event
+                    moved the state tip: the deny rewrites the view after its block, so
+                    this shows whether the allow after it is still decided from the view
+                    (the plain allows above run after an untimed allow, so their place
+                    in the round never decides which path they take)
 - python floor      ``python -c pass`` through the same shell
 
     python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12] [--skip-commit]
@@ -166,9 +166,8 @@ def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contende
         out[f"allow Write @{size:,}"] = _bench.Contender(write.run, setup=write.run)
         out[f"allow Bash @{size:,}"] = _bench.Contender(shell.run, setup=shell.run)
         out[f"deny Write @{size:,}"] = deny
-        # ... and the allow right after a new state event (here an untimed deny's
-        # gate.blocked; any gate event does the same): the view's key no longer matches,
-        # so it is decided in full and rewrites the view
+        # ... and the allow right after an untimed deny's gate.blocked event (the deny
+        # rewrites the view after its block: this checks the allow still finds it)
         out[f"allow Write after a deny @{size:,}"] = _bench.Contender(write.run, setup=deny.run)
     return out
 
