@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meridian import gitio
+from meridian.idindex import line_id as _line_id  # the one reader: a decoy first id is parsed
 from meridian.records import Record, parse_ts
 
 if TYPE_CHECKING:
@@ -128,14 +129,6 @@ def _walk_order(ledger: Ledger, tip: gitio.Oid, hide: list[gitio.Oid],
     return order
 
 
-def _line_id(line: bytes) -> str | None:
-    if line[:7] == b'{"id":"' and line[39:41] == b'",':
-        return line[7:39].decode()
-    try:
-        value = json.loads(line).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
 
 
 def gate_history(ledger: Ledger) -> GateHistory:
