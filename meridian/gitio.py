@@ -357,6 +357,16 @@ def blob_size(obj: pygit2.Object | None) -> int:
     return obj.size if isinstance(obj, pygit2.Blob) else 0
 
 
+def object_size(repo: Repository, oid: Oid) -> int:
+    """An object's size from its header, without inflating it, where the installed pygit2
+    has ``Odb.read_header``; the oldest one allowed (1.16) does not, so it reads the
+    object."""
+    read_header = getattr(repo.odb, "read_header", None)
+    if read_header is not None:
+        return int(read_header(oid)[1])
+    return len(repo.odb.read(oid)[1])
+
+
 def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str, Oid],
                 written: list[Oid] | None = None) -> Oid:
     """A new tree: ``base`` with each ``path -> blob`` of ``updates`` written in.

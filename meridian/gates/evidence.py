@@ -226,7 +226,7 @@ def _order_by_sizes(ledger: Ledger, tip: gitio.Oid
         if key in counted:
             return counted[key]
         data, ends, _ = shards[path]
-        size = repo.odb.read_header(oid)[1]
+        size = gitio.object_size(repo, oid)
         count = ends.get(size)
         if count is None or len(key) != 40 or hashlib.sha1(
                 b"blob %d\0" % size + data[:size], usedforsecurity=False).hexdigest() != key:
