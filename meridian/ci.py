@@ -37,10 +37,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meridian import gitio, yamlio
 from meridian.errors import MeridianError
+
+if TYPE_CHECKING:
+    from meridian.gates.graph import CheckSpec
 
 
 @dataclass
@@ -221,7 +224,7 @@ def _base_harness(base_tree: Path, report: CiReport) -> BaseHarness | None:
                        disabled=heuristic_checks(_disabled_mechanisms(base_tree)))
 
 
-def _run_checks(check: GateCheck, commands: list[str], worktree: Path, gate: str,
+def _run_checks(check: GateCheck, commands: list[CheckSpec], worktree: Path, gate: str,
                 label: str) -> list[Any]:
     """Run ``commands`` in ``worktree``; a failure fails ``check``, ``label`` saying whose
     checks they are. Returns the results."""

@@ -970,10 +970,14 @@ def tests_of_file(source: str) -> FileTests | None:
 
     module_off = None
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
-        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
-            value = node.value  # type: ignore[union-attr]
+        value: ast.expr | None = None
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        if value is not None and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                     for t in targets):
             values = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
             module_off = module_off or switched_off(values)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
@@ -1001,7 +1005,7 @@ def tests_of_file(source: str) -> FileTests | None:
                 reason = inherited or switched_off(node.decorator_list)
                 first = node.body[0] if node.body else None
                 call = first.value if isinstance(first, ast.Expr) else None
-                if reason is None and isinstance(call, ast.Call) \
+                if reason is None and first is not None and isinstance(call, ast.Call) \
                         and _dotted(call.func) in SKIP_CALLS:
                     reason = (first.lineno, f"the test skips itself: `{_dotted(call.func)}(...)`")
                 if reason is not None:

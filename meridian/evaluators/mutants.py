@@ -52,6 +52,7 @@ class Target:
 
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+_DefNode = ast.FunctionDef | ast.AsyncFunctionDef  # a function with statements
 
 
 def _name(node: ast.expr) -> str:
@@ -66,7 +67,7 @@ def _name(node: ast.expr) -> str:
     return ""
 
 
-def _own_nodes(fn: _FunctionNode) -> Iterator[ast.AST]:
+def _own_nodes(fn: _DefNode) -> Iterator[ast.AST]:
     """The nodes of ``fn``'s body, not descending into nested functions, classes, lambdas."""
     stack: list[ast.AST] = list(fn.body)
     while stack:
@@ -78,11 +79,11 @@ def _own_nodes(fn: _FunctionNode) -> Iterator[ast.AST]:
                 stack.append(child)
 
 
-def _is_generator(fn: _FunctionNode) -> bool:
+def _is_generator(fn: _DefNode) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))
 
 
-def _body(fn: _FunctionNode) -> list[ast.stmt]:
+def _body(fn: _DefNode) -> list[ast.stmt]:
     """The statements after the docstring."""
     body = list(fn.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \

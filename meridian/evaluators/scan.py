@@ -172,9 +172,9 @@ def untested_changes(files: Mapping[str, str],
             and (changed is None or changed.get(path))]
     if not test_files or not code:
         return []
-    parsed = {path: found for path, text in test_files.items()
-              if (found := tests_of_file(text)) is not None and found.tests}
-    found = []
+    parsed = {path: file_tests for path, text in test_files.items()
+              if (file_tests := tests_of_file(text)) is not None and file_tests.tests}
+    found: list[Finding] = []
     for path in code:
         names = module_names(path, files)
         importing = {test: tests for test, tests in parsed.items() if tests.imports & names}
@@ -221,11 +221,11 @@ def features_left_untested(files: Mapping[str, str], changed: Mapping[str, Range
     """A feature of the features file whose listed tests are all switched off, when the
     change touches it (one of those test files, or a module they import): high, at the
     first changed line of what it touched."""
-    parsed = {path: found for path, text in files.items() if is_python_test_file(path)
-              if (found := tests_of_file(text)) is not None and found.tests}
+    parsed = {path: file_tests for path, text in files.items() if is_python_test_file(path)
+              if (file_tests := tests_of_file(text)) is not None and file_tests.tests}
     if not parsed or not features:
         return []
-    found = []
+    found: list[Finding] = []
     for feature, ids in sorted(features.items()):
         tests = _feature_tests(ids, parsed)
         if not tests or any(test not in parsed[path].off for path, test in tests):

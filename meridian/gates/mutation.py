@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from meridian import gitio
 from meridian.evaluators.models import CheckResult, Issue, MutantResult, MutationReport
@@ -378,7 +379,7 @@ def run(repo: gitio.Repository, root: Path, spec: GateSpec, snap_files: Mapping[
     report.duration_s = round(time.monotonic() - started, 3)
     mutants = [r for r in results if r is not None]
     report.control = control_result[0] if control_result and not baseline else None
-    if _control_failed(report.control):
+    if report.control is not None and _control_failed(report.control):
         report.note = ("no result: the checks fail when a changed file is rewritten without "
                        f"changing what it does ({report.control.detail}), so their kills "
                        "say nothing")
@@ -442,7 +443,7 @@ def issues(report: MutationReport, *, block_pre_existing: bool = False) -> list[
     run, or that a file was rewritten, would otherwise make every mutant look killed, or
     the check never run."""
     blocking = report.scoped or block_pre_existing
-    severity = "high" if blocking else "medium"
+    severity: Literal["high", "medium"] = "high" if blocking else "medium"
     unscoped = "" if report.scoped else (
         " (no base commit: every function counted as changed, old code included"
         + ("" if blocking else "; not blocking unless evaluator.block_pre_existing") + ")")

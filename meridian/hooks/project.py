@@ -120,7 +120,7 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def _fingerprint(root: Path, gates_path: str, rules_path: str) -> dict[str, str | None]:
+def _fingerprint(root: Path, gates_path: str, rules_path: str) -> dict[str, str | int | None]:
     return {
         "version": __version__,
         "format": 2,  # 2: gates carry block_pre_existing
