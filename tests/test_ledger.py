@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -62,11 +63,10 @@ def test_concurrent_threads_lose_nothing(repo: Path) -> None:
 def _wait_for_records(repo: Path, count: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
+        # The writer may be mid-way through creating the branch: try again.
+        with contextlib.suppress(Exception):
             if sum(1 for _ in Ledger.open(repo).records()) >= count:
                 return
-        except Exception:  # noqa: BLE001 - the writer may be mid-way through creating the branch
-            pass
         time.sleep(0.01)
     raise AssertionError(f"the writer did not append {count} records in {timeout}s")
 

@@ -17,7 +17,7 @@ def test_an_infra_error_message_cannot_forge_markdown_or_mention_anyone() -> Non
     candidate = make_run({"a": ["infra_error"]}, a={"error": HOSTILE})
     markdown = cmp.render_markdown(cmp.compare(candidate, baseline))
     body = "\n".join(markdown.splitlines()[1:])
-    assert not re.search(r"^\s*#", body, re.M)  # no heading but ours
+    assert not re.search(r"^\s*#", body, re.MULTILINE)  # no heading but ours
     assert "<img" not in markdown and "<!--" not in markdown
     assert "](" not in markdown.replace("\\](", "").replace("\\]\\(", "")
     assert "@octo" not in markdown and "@\u200boct" in markdown

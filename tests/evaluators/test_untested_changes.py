@@ -14,18 +14,18 @@ CHANGED = {"src/pkg/mod.py": [(2, 2)]}
 
 @pytest.mark.parametrize("test_file", [
     # pytestmark with an annotation
-    "import pytest\nfrom pkg.mod import f\npytestmark: list = [pytest.mark.skip(reason='x')]\n\n"
-    "def test_f():\n    assert f(1) == 2\n",
+    ("import pytest\nfrom pkg.mod import f\npytestmark: list = [pytest.mark.skip(reason='x')]\n\n"
+     "def test_f():\n    assert f(1) == 2\n"),
     # the module skipping itself at the top
-    "import pytest\npytest.skip('later', allow_module_level=True)\nfrom pkg.mod import f\n\n"
-    "def test_f():\n    assert f(1) == 2\n",
+    ("import pytest\npytest.skip('later', allow_module_level=True)\nfrom pkg.mod import f\n\n"
+     "def test_f():\n    assert f(1) == 2\n"),
     # a TestCase whose setUp skips every test
-    "import unittest\nfrom pkg.mod import f\n\nclass TestF(unittest.TestCase):\n"
-    "    def setUp(self):\n        self.skipTest('later')\n\n"
-    "    def test_f(self):\n        self.assertEqual(f(1), 2)\n",
+    ("import unittest\nfrom pkg.mod import f\n\nclass TestF(unittest.TestCase):\n"
+     "    def setUp(self):\n        self.skipTest('later')\n\n"
+     "    def test_f(self):\n        self.assertEqual(f(1), 2)\n"),
     # unittest.skip on the class (held before; kept)
-    "import unittest\nfrom pkg.mod import f\n\n@unittest.skip('later')\n"
-    "class TestF(unittest.TestCase):\n    def test_f(self):\n        self.assertEqual(f(1), 2)\n",
+    ("import unittest\nfrom pkg.mod import f\n\n@unittest.skip('later')\n"
+     "class TestF(unittest.TestCase):\n    def test_f(self):\n        self.assertEqual(f(1), 2)\n"),
 ])
 def test_a_suite_switched_off_for_the_whole_file_or_class_is_caught(test_file: str) -> None:
     found = untested_changes({**CODE, "tests/test_f.py": test_file}, CHANGED)
@@ -34,12 +34,12 @@ def test_a_suite_switched_off_for_the_whole_file_or_class_is_caught(test_file: s
 
 
 @pytest.mark.parametrize("test_file", [
-    "import pytest\nimport sys\nif sys.platform == 'win32':\n"
-    "    pytest.skip('posix only', allow_module_level=True)\nfrom pkg.mod import f\n\n"
-    "def test_f():\n    assert f(1) == 2\n",
-    "import unittest\nfrom pkg.mod import f\n\nclass TestF(unittest.TestCase):\n"
-    "    def setUp(self):\n        self.value = f(1)\n\n"
-    "    def test_f(self):\n        self.assertEqual(self.value, 2)\n",
+    ("import pytest\nimport sys\nif sys.platform == 'win32':\n"
+     "    pytest.skip('posix only', allow_module_level=True)\nfrom pkg.mod import f\n\n"
+     "def test_f():\n    assert f(1) == 2\n"),
+    ("import unittest\nfrom pkg.mod import f\n\nclass TestF(unittest.TestCase):\n"
+     "    def setUp(self):\n        self.value = f(1)\n\n"
+     "    def test_f(self):\n        self.assertEqual(self.value, 2)\n"),
 ])
 def test_a_conditional_or_no_skip_is_not_caught(test_file: str) -> None:
     assert untested_changes({**CODE, "tests/test_f.py": test_file}, CHANGED) == []

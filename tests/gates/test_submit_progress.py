@@ -133,7 +133,7 @@ def test_ctrl_c_during_a_check_kills_it_and_exits_130_without_a_traceback(projec
     # disposition a terminal's foreground process has, or Ctrl-C is never delivered.
     proc = subprocess.Popen([sys.executable, "-m", "meridian", "gate", "submit", "calc"],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509 - no threads here
     pid_file = root / "check.pid"
     # Generous: on a loaded machine the submit can take long to reach its check. On
     # failure, kill first (the check sleeps 60 s: waiting for it would look like a hang).
