@@ -138,6 +138,8 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
     proc = git(["update-ref", refname, str(oid), old], cwd=repo.path, check=False)
     if proc.returncode != 0:
         message = proc.stderr.strip()
+        if ref_target(repo, refname) == oid:
+            return  # the ref moved and git failed after (a reflog line): it is stored
         if is_conflict(message):
             raise LedgerConflict(message or f"{refname} moved")
         raise MeridianError(f"cannot update {refname}: "
@@ -436,7 +438,34 @@ def create_commit(
     except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
         if isinstance(exc, pygit2.AlreadyExistsError) or is_conflict(str(exc)):
             raise LedgerConflict(str(exc)) from None
+        # An error reported after the ref moved (a reflog line that could not be
+        # appended, say) still leaves the commit on the branch: that write is stored,
+        # and saying "failed" would make the caller write it again.
+        moved = moved_to(repo, refname, expected, sig, tree, parents, message)
+        if moved is not None:
+            return moved
         raise MeridianError(f"cannot write {refname}: {exc}") from None
+
+
+def moved_to(repo: Repository, refname: str, expected: Oid | None, sig: pygit2.Signature,
+             tree: Oid, parents: Sequence[Oid], message: str) -> Oid | None:
+    """The commit ``refname`` names now if it is the one a failed call was making
+    (``tree``, ``parents``, ``message``, committed by ``sig``'s identity no earlier than
+    its time), else None: the ref did not move, or another writer moved it."""
+    try:
+        ref = repo.references.get(refname)
+        target = None if ref is None else ref.resolve().target
+        if target is None or target == expected:
+            return None
+        commit = repo.get(target)  # type: ignore[arg-type]
+    except (pygit2.GitError, ValueError, KeyError, OSError):
+        return None
+    if not isinstance(commit, pygit2.Commit) or commit.tree_id != tree \
+            or list(commit.parent_ids) != list(parents) or commit.message != message \
+            or commit.committer.name != sig.name or commit.committer.email != sig.email \
+            or commit.commit_time < sig.time:
+        return None
+    return target  # type: ignore[return-value]
 
 
 def write_commit(repo: Repository, tree: Oid, parents: Sequence[Oid], message: str) -> Oid:

@@ -354,7 +354,65 @@ def _block(binary: bytes, other: Iterable[str]) -> bytes:
     return binary + json.dumps(sorted(other), separators=(",", ":")).encode() + b"\n"
 
 
+STALE_TEMPORARY_SECONDS = 60.0  # a temporary of a dead writer is left this long
+ORPHAN_TEMPORARY_SECONDS = 24 * 3600.0  # any temporary this old (its pid since reused)
+
+
+def sweep_temporaries(path: Path, *, now: float | None = None) -> int:
+    """Remove ``<path>.<pid>.tmp`` files that writers killed mid-rewrite left behind.
+
+    Such a file belongs to a dead writer when its pid is not running and it is older
+    than STALE_TEMPORARY_SECONDS (the grace covers a writer in another pid namespace
+    sharing the repository, whose pid means nothing here), or to anybody once it is a
+    day old (pids are reused). A live writer's temporary is never touched: it is
+    renamed into place within milliseconds of being created. Returns how many went.
+    """
+    import time
+
+    now = time.time() if now is None else now
+    prefix = path.name + "."
+    removed = 0
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(prefix) or not name.endswith(".tmp"):
+            continue
+        pid_text = name[len(prefix):-len(".tmp")]
+        if not pid_text.isdigit():
+            continue
+        candidate = path.parent / name
+        try:
+            age = now - candidate.lstat().st_mtime
+        except OSError:
+            continue
+        if age < STALE_TEMPORARY_SECONDS:
+            continue
+        if age < ORPHAN_TEMPORARY_SECONDS and _running(int(pid_text)):
+            continue
+        try:
+            candidate.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process (or unknowable): treat as alive
+    return True
+
+
 def _write_whole(path: Path, stream: str, key: str, base: bytes, other: set[str]) -> None:
+    sweep_temporaries(path)  # rare (a rewrite), so the directory listing costs nothing
     raw = _block(base, other)
     head = b" ".join([MAGIC, str(VERSION).encode(), stream.encode(), key.encode(),
                       str(len(base) // WIDTH).encode(), str(len(other)).encode(),

@@ -321,6 +321,9 @@ class Ledger:
                     if level + 1 == len(levels):
                         levels.append([])
                     levels[level + 1].append(merged)
+        from meridian.idindex import sweep_temporaries
+
+        sweep_temporaries(state_path)  # what a packer killed here before left
         temporary = state_path.with_name(f"{state_path.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps({"tip": str(tip), "levels": levels}) + "\n")
         os.replace(temporary, state_path)

@@ -321,3 +321,95 @@ def test_object_size_reads_loose_and_packed_blobs_on_every_allowed_pygit2(tmp_pa
     git(path, "gc", "-q", "--prune=now")
     assert not (path / "objects" / str(oid)[:2]).exists()  # packed now
     assert gitio.object_size(pygit2.Repository(str(path)), oid) == len(data)
+
+
+# --- the acknowledgement tells the truth both ways -------------------------------------
+
+
+def _reflog_to_dev_full(repo: Path) -> None:
+    """The branch's reflog replaced by /dev/full: every append to it fails (ENOSPC)."""
+    log = repo / ".git" / "logs" / "refs" / "heads" / "meridian" / "state"
+    log.unlink()
+    log.symlink_to("/dev/full")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_reflog_that_cannot_be_written_fails_the_write_and_moves_nothing(repo: Path) -> None:
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    tip = ledger.tip()
+    _reflog_to_dev_full(repo)
+    with pytest.raises(ledger_module.MeridianError, match="No space left on device"):
+        Ledger.open(repo).emit("test.append", {"n": 1})
+    assert Ledger.open(repo).tip() == tip  # git and libgit2 write the log before the ref
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0]
+
+
+def test_an_error_after_the_ref_moved_is_acknowledged_as_stored(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libgit2 moved the ref, then reported an error (a reflog line, say): the commit is
+    on the branch, so the write is stored, once, and says so."""
+    import pygit2
+
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    real = pygit2.Repository.create_commit
+
+    def moved_then_failed(self, refname, *args):  # type: ignore[no-untyped-def]
+        oid = real(self, refname, *args)
+        if refname is not None:
+            raise pygit2.GitError(f"could not write to '{self.path}logs/{refname}': "
+                                  "No space left on device")
+        return oid
+
+    monkeypatch.setattr(pygit2.Repository, "create_commit", moved_then_failed)
+    record = Ledger.open(repo).emit("test.append", {"n": 1})
+    monkeypatch.undo()
+    stored = list(Ledger.open(repo).records())
+    assert [r.id for r in stored][-1] == record.id
+    assert [r.data["n"] for r in stored] == [0, 1]  # stored once, not retried
+    assert git(repo, "rev-list", "--count", "meridian/state").strip() == "2"
+    assert verify(Ledger.open(repo)).ok
+
+
+def test_an_error_when_another_writer_moved_the_ref_is_not_taken_for_ours(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ref moved, but not to this write's commit: the failure stays a failure."""
+    import pygit2
+
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    real = pygit2.Repository.create_commit
+
+    def raced_then_failed(self, refname, *args):  # type: ignore[no-untyped-def]
+        if refname is not None:
+            monkeypatch.setattr(pygit2.Repository, "create_commit", real)
+            Ledger.open(repo).emit("test.append", {"n": "other"})
+            raise pygit2.GitError("could not write the ref: Input/output error")
+        return real(self, refname, *args)
+
+    monkeypatch.setattr(pygit2.Repository, "create_commit", raced_then_failed)
+    with pytest.raises(ledger_module.MeridianError, match="Input/output error"):
+        Ledger.open(repo).emit("test.append", {"n": 1})
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, "other"]
+
+
+def test_the_first_commit_stored_despite_a_failing_update_ref_is_acknowledged(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git update-ref`` (the branch's first commit) exiting non-zero after it moved the
+    ref: the ref names the commit, so it is stored."""
+    from meridian import gitio
+
+    real = gitio.git
+
+    def update_ref_then_fail(args, cwd, **kwargs):  # type: ignore[no-untyped-def]
+        proc = real(args, cwd, **kwargs)
+        if args[0] == "update-ref":
+            return subprocess.CompletedProcess(proc.args, 1, proc.stdout,
+                                               "error: unable to append to reflog\n")
+        return proc
+
+    monkeypatch.setattr(gitio, "git", update_ref_then_fail)
+    record = Ledger.open(repo).emit("test.append", {"n": 0})
+    monkeypatch.undo()
+    assert [r.id for r in Ledger.open(repo).records()] == [record.id]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -432,3 +436,65 @@ def test_a_long_lived_writer_appends_only_its_new_ids(repo: Path) -> None:
     result = Ledger(ledger.repo, ledger.branch).commit(
         Write(summary="memory", dedupe=True).add("memory/notes", again))
     assert result.commit is None and [r.id for r in result.skipped] == [again.id]
+
+
+def test_temporaries_of_killed_index_rewrites_are_swept_and_live_ones_kept(repo: Path) -> None:
+    """A writer killed between writing ``ids-*.idx.<pid>.tmp`` and renaming it leaves the
+    file behind; the next rewrite removes those of dead writers, never a live one's."""
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    path = idindex.index_path(ledger, "events")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        old = time.time() - 2 * idindex.STALE_TEMPORARY_SECONDS
+        leftovers = {
+            "dead": path.with_name(f"{path.name}.{dead}.tmp"),  # killed writer: swept
+            "live": path.with_name(f"{path.name}.{proc.pid}.tmp"),  # running: kept
+            "fresh": path.with_name(f"{path.name}.{int(dead) + 1}.tmp"),  # seconds old: kept
+            "other": path.with_name(f"{path.name}.notapid.tmp"),  # not ours: kept
+        }
+        for name, file in leftovers.items():
+            file.write_bytes(b"half an index")
+            if name != "fresh":
+                os.utime(file, (old, old))
+        tip = str(ledger.tip())
+        _rewrite_index(ledger, tip, idindex.scan_ids(ledger, "events", ledger.tip()))
+        assert not leftovers["dead"].exists()
+        assert all(leftovers[name].exists() for name in ("live", "fresh", "other"))
+        ancient = time.time() - 2 * idindex.ORPHAN_TEMPORARY_SECONDS
+        os.utime(leftovers["live"], (ancient, ancient))  # a day old: the pid was reused
+        assert idindex.sweep_temporaries(path) == 1
+        assert not leftovers["live"].exists()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert verify(ledger).ok
+
+
+def test_a_rewrite_killed_before_its_rename_leaves_a_temporary_the_next_one_sweeps(
+        repo: Path) -> None:
+    from meridian import idindex
+
+    ledger = _indexed(repo)
+    path = idindex.index_path(ledger, "events")
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from meridian import idindex\n"
+        "os.replace = lambda *a: os.kill(os.getpid(), 9)\n"  # killed just before the rename
+        f"idindex._write_whole(Path({str(path)!r}), 'events', {str(ledger.tip())!r}, b'', set())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], check=False)
+    assert proc.returncode == -9
+    left = list(path.parent.glob(f"{path.name}.*.tmp"))
+    assert len(left) == 1
+    old = time.time() - 2 * idindex.STALE_TEMPORARY_SECONDS
+    os.utime(left[0], (old, old))
+    ledger.emit("test.append", {"n": 99})
+    ids = idindex.load(ledger, "events", ledger.tip())
+    idindex._write_whole(path, "events", str(ids.at), *ids._state())
+    assert list(path.parent.glob(f"{path.name}.*.tmp")) == []
+    assert verify(ledger).ok
