@@ -414,13 +414,16 @@ def create_commit(
     message: str,
     *,
     expected: Oid | None,
+    who: tuple[str, str] | None = None,
 ) -> Oid:
     """Write a commit and move ``refname`` to it iff the ref is still at ``expected``.
 
     libgit2 performs the compare-and-swap under the ref's lock file: when another
     writer moved the ref first, this raises LedgerConflict and nothing is lost.
+    ``who`` is the (name, email) to commit as, when the caller read it already
+    (``identity``: a configuration lookup per commit otherwise).
     """
-    sig = signature(repo)
+    sig = pygit2.Signature(*who) if who is not None else signature(repo)
     if expected is None:
         # libgit2 creates a missing ref with force, so two writers racing to make the
         # first commit could both "win". Create the ref with an explicit zero old value.

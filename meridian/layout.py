@@ -7,12 +7,16 @@ each month holds numbered JSONL shards, closed at SHARD_BYTES. Shard ``n`` of a 
     <stream>/<YYYY-MM>/g<GGGG>/<KK>.jsonl      n >= 64: group G = n // 64, K = n % 64
 
 So no tree on the append path holds more than 64 shards plus one group per 64 shards
-(4 MiB of records): a month of 100,000 events is about 460 shards, which used to be
-one tree of 460 entries rewritten by every append and is now 64 + 7 entries and a
-group of at most 64. The first 4 MiB of a month keep the flat layout every earlier
-version wrote, so a branch written before groups existed is read, verified, merged and
-extended as it is: a month with more than 64 flat shards simply continues with the
-group of its next number.
+(1 MiB of records): a month of 100,000 events is about 1,450 shards of 16 KiB, held as
+64 + 22 entries and groups of at most 64. Shards were closed at 64 KiB before: an
+append rewrites its whole shard (hash and deflate), and 16 KiB makes that blob cheap.
+The size is the writer's choice only: readers, verify and merge take shards of any
+size, so a branch written with 64 KiB shards is read, verified and extended as it is
+(its open shard, over 16 KiB, is closed and the next number opened). The first 64
+shards of a month keep the flat layout every earlier version wrote, so a branch
+written before groups existed is read, verified, merged and extended as it is: a
+month with more than 64 flat shards simply continues with the group of its next
+number.
 
 The newest shard is found by position, never by listing and sorting: names have a
 fixed width and a git tree is sorted by name, so the last entry of a month is its
@@ -27,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-SHARD_BYTES = 64 * 1024
+SHARD_BYTES = 16 * 1024  # 64 KiB before issue #17's append work (still read)
 SHARDS_PER_GROUP = 64
 FLAT_SHARDS = SHARDS_PER_GROUP  # shards 0..63 of a month sit directly in it
 SUFFIX = ".jsonl"

@@ -253,3 +253,56 @@ def test_a_flat_branch_and_its_grouped_continuation_converge_whichever_merges(
     for side in (ours, theirs):
         report = verify(side, full=True)
         assert report.ok, report.problems
+
+
+def test_a_branch_of_64_kib_shards_is_read_verified_and_extended_with_16_kib_ones(
+        repo: Path, tmp_path: Path) -> None:
+    """Shards were closed at 64 KiB before issue #17 made them 16 KiB: a branch written
+    then (its open shard already past 16 KiB) keeps every byte; the next append opens
+    the next shard instead of rewriting the 40 KiB one, and verify (incremental and
+    full) and a merge with a clone still holding the old shards accept it all."""
+    from meridian import merge
+
+    assert layout.SHARD_BYTES == 16 * 1024
+    ledger = Ledger.open(repo)
+    old_size = 64 * 1024
+    records = [ledger.record("test.append", {"n": n, "pad": "x" * 150}) for n in range(500)]
+    month = records[0].month
+    shards: dict[str, bytes] = {}
+    buffer, number = b"", 0
+    for record in records:  # what the 64 KiB writer produced (merge.shard_lines then)
+        line = (record.line() + "\n").encode()
+        if buffer and len(buffer) + len(line) > old_size:
+            shards[layout.shard_path("events", month, number)] = buffer
+            buffer, number = b"", number + 1
+        buffer += line
+    shards[layout.shard_path("events", month, number)] = buffer
+    assert len(shards) >= 2 and len(buffer) > layout.SHARD_BYTES  # an open shard past 16 KiB
+    last = len(shards) - 1
+    _commit_files(ledger, shards)
+    old_tip = ledger.tip()
+    assert verify(ledger, full=True).ok
+    _emit(ledger, 3, start=500)
+    paths = ledger.shards("events")
+    assert paths == [*shards, layout.shard_path("events", month, last + 1)]
+    for path, data in shards.items():
+        assert ledger.read(path) == data  # nothing old rewritten
+    assert [r.data["n"] for r in ledger.records()] == list(range(503))
+    report = verify(ledger)
+    assert report.ok and report.commits == 3, report.problems
+    assert verify(ledger, full=True).ok
+    # a clone still at the 64 KiB tip with writes of its own merges with this one
+    other = gitio.create_commit(
+        ledger.repo, "refs/heads/clone",
+        gitio.update_tree(ledger.repo, gitio.commit_tree(ledger.repo, old_tip), {
+            layout.shard_path("events", month, last): ledger.repo.create_blob(
+                shards[layout.shard_path("events", month, last)]
+                + (ledger.record("test.append", {"n": "clone"}).line() + "\n").encode())}),
+        [old_tip], "clone\n", expected=None)
+    tree, added = merge.merge_trees(ledger.repo, ledger.tree(), ledger.tree(other))
+    assert added == 1
+    merged = gitio.create_commit(ledger.repo, ledger.refname, tree, [ledger.tip(), other],
+                                 "merge\n", expected=ledger.tip())
+    assert merged == ledger.tip()
+    assert len(list(ledger.records())) == 504
+    assert verify(ledger).ok and verify(ledger, full=True).ok

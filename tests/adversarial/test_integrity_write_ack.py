@@ -28,8 +28,8 @@ def test_a_commit_object_lost_on_a_full_disk_is_never_acknowledged(
     tip = Ledger.open(project).tip()
     real = gitio.create_commit
 
-    def lossy(repo, refname, tree, parents, message, *, expected):  # type: ignore[no-untyped-def]
-        oid = real(repo, refname, tree, parents, message, expected=expected)
+    def lossy(repo, refname, tree, parents, message, **options):  # type: ignore[no-untyped-def]
+        oid = real(repo, refname, tree, parents, message, **options)
         loose = Path(repo.path) / "objects" / str(oid)[:2] / str(oid)[2:]
         loose.unlink()  # what a full disk leaves: the id without the object
         return oid
