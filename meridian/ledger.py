@@ -98,6 +98,7 @@ class Ledger:
                                 "Meridian needs a branch of its own (see `branch` in "
                                 ".meridian/config.yaml)")
         name, email = gitio.identity(repo)
+        self.identity = (name, email)
         self.writer = f"{name} <{email}>"
         # stream -> the ids of the stream at a commit, for Write(dedupe=True)
         self._ids_at: dict[str, IdSet] = {}
@@ -108,11 +109,8 @@ class Ledger:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
-        from meridian.config import load_config
-
         repo = gitio.open_repo(path)
-        config = load_config(gitio.workdir(repo))
-        return cls(repo, config.branch)
+        return cls(repo, configured_branch(repo))
 
     @property
     def workdir(self) -> Path | None:
@@ -508,7 +506,8 @@ class Ledger:
         trees: list[gitio.Oid] = []
         tree = gitio.update_tree(repo, base, updates, trees)
         parents = [] if tip is None else [tip]
-        oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip)
+        oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip,
+                                  who=self.identity)
         self._acknowledge(oid, tree, tip, [*updates.values(), *trees])
         self._last_shards = dict(shards_written)
         if stored_ids:
@@ -633,6 +632,60 @@ class Ledger:
                 if line.strip():
                     out.append(self._quick_record(line, f"{stream}/{path}"))
         return out
+
+
+CONFIG_FILE = Path(".meridian") / "config.yaml"  # config.CONFIG_PATH, spelled out
+BRANCH_CACHE = "config-branch.json"
+
+
+def configured_branch(repo: gitio.Repository) -> str:
+    """The state branch ``.meridian/config.yaml`` names (``load_config(root).branch``).
+
+    Validating the config means yaml and pydantic, some 60 ms of a command that writes
+    one record, so the branch of a config that validated is kept in
+    ``.git/meridian/config-branch.json``, keyed by the sha256 of the file's bytes and
+    Meridian's version: the same bytes validate the same way, and any other bytes (or
+    no cache) are validated again with ``load_config``, whose error is the one a bad
+    file gets. Like every file under ``.git/meridian`` it is a cache an agent with the
+    shell could rewrite, as it could rewrite the config itself.
+    """
+    from meridian import __version__
+
+    root = gitio.workdir(repo)
+    if root is None:
+        return DEFAULT_BRANCH
+    path = root / CONFIG_FILE
+    cache = gitio.meridian_dir(repo) / BRANCH_CACHE
+    key = None
+    try:
+        from meridian.userfiles import read_bounded
+
+        key = f"{__version__} {_sha256(read_bounded(path))}"
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("key") == key and isinstance(cached.get("branch"), str):
+            return str(cached["branch"])
+    except FileNotFoundError:
+        if key is None and not os.path.lexists(path):
+            return DEFAULT_BRANCH  # load_config's default for a project without the file
+    except (OSError, ValueError, MeridianError, AttributeError):
+        pass  # a special or unreadable file, or no usable cache: validate
+    from meridian.config import load_config
+
+    branch = load_config(root).branch
+    if key is not None:
+        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text(json.dumps({"key": key, "branch": branch}), encoding="utf-8")
+            os.replace(temporary, cache)
+        except OSError:
+            temporary.unlink(missing_ok=True)  # only slower next time
+    return branch
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def _try_lock(fd: int) -> bool:

@@ -13,19 +13,29 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from meridian.errors import MeridianError
 
-B = TypeVar("B", bound=type[BaseModel])
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# pydantic is imported where a model is used, not here: a command that writes one
+# memory or one event (``Record``, the fast checks of ``meridian.memory.kinds``) never
+# needs it, and importing it and building models costs some 100 ms of start-up.
+B = TypeVar("B", bound="type[BaseModel]")
 
 # Kinds whose id hashes only the content (kind + data), so the same content written
 # twice has the same id and is stored once. Everything else hashes ts and writer too.
 CONTENT_ADDRESSED_PREFIXES = ("memory.",)
 
 DATA_MODELS: dict[str, type[BaseModel]] = {}
+
+# Kinds whose data a pydantic-free check can prove valid (returning exactly what the
+# model stores, or None: "ask the model"); see ``meridian.memory.kinds``.
+FAST_CHECKS_BY_PREFIX = {
+    "memory.": "meridian.memory.kinds",
+}
 
 # Where the data models of each family of kinds live. They are imported on first use,
 # so a reader that meets only gate events never pays for the evaluation-run models.
@@ -98,23 +108,118 @@ def record_id(kind: str, ts: str, writer: str, data: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(material).encode()).hexdigest()[:32]
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_ID = re.compile(r"[0-9a-f]{32}")
+_KIND = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
+_FIELDS = ("id", "ts", "kind", "writer", "data")
 
-    id: str = Field(pattern=r"^[0-9a-f]{32}$")
+
+def _plain(value: Any) -> bool:
+    """A str pydantic takes as it is (exact type, no lone surrogate)."""
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plainly_valid(id: Any, ts: Any, kind: Any, writer: Any, data: Any) -> bool:
+    """Whether the fields pass ``_RecordModel`` unchanged (checked without pydantic)."""
+    if not (_plain(id) and _plain(ts) and _plain(kind) and _plain(writer)):
+        return False
+    if type(data) is not dict or not all(type(key) is str for key in data):
+        return False
+    if not _ID.fullmatch(id) or not _KIND.fullmatch(kind) or not TS_PATTERN.fullmatch(ts):
+        return False
+    try:
+        parse_ts(ts)
+    except ValueError:
+        return False
+    return True
+
+
+class Record:
+    """One stored line: ``id``, ``ts``, ``kind``, ``writer``, ``data`` (immutable).
+
+    Built and checked without pydantic where the fields are plainly valid; anything
+    else is validated by the pydantic model ``_RecordModel`` (the same rules and the
+    same ``ValidationError`` as when this class was that model), so a bad field is
+    refused exactly as before. ``model_construct`` and ``model_validate`` keep the
+    pydantic names the readers use.
+    """
+
+    __slots__ = _FIELDS
+    id: str
     ts: str
-    kind: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+    kind: str
     writer: str
     data: dict[str, Any]
 
-    @field_validator("ts")
+    def __init__(self, *, id: str, ts: str, kind: str, writer: str,
+                 data: dict[str, Any]) -> None:
+        if not _plainly_valid(id, ts, kind, writer, data):
+            checked = _record_model()(id=id, ts=ts, kind=kind, writer=writer, data=data)
+            id, ts, kind, writer, data = (checked.id, checked.ts, checked.kind,
+                                          checked.writer, checked.data)
+        else:
+            data = dict(data)  # the model kept a copy, not the caller's dict
+        _set(self, id, ts, kind, writer, data)
+
     @classmethod
-    def _utc(cls, value: str) -> str:
-        # One exact shape: shards, merge order and --since all compare these as strings.
-        if not TS_PATTERN.fullmatch(value):
-            raise ValueError("must be a UTC timestamp like 2026-11-30T12:00:00.000000Z")
-        parse_ts(value)
-        return value
+    def model_construct(cls, **fields: Any) -> Record:
+        """A record of already-trusted fields, unchecked (what readers of the branch use;
+        ``meridian verify`` checks stored lines)."""
+        record = object.__new__(cls)
+        _set(record, *(fields.get(name) for name in _FIELDS))
+        return record
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Record:
+        """``obj`` (a mapping of the five fields) checked; pydantic's ValidationError
+        when it is not a record."""
+        if isinstance(obj, Record):
+            return obj
+        if type(obj) is dict and obj.keys() == set(_FIELDS) and _plainly_valid(
+                obj["id"], obj["ts"], obj["kind"], obj["writer"], obj["data"]):
+            return cls(**obj)
+        checked = _record_model().model_validate(obj)
+        return cls.model_construct(id=checked.id, ts=checked.ts, kind=checked.kind,
+                                   writer=checked.writer, data=checked.data)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(f"Record is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(f"Record is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # data is a dict, as it was
+
+    def __repr__(self) -> str:
+        return "Record(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS) + ")"
+
+    def __reduce__(self) -> Any:  # picklable (the harness sends results between processes)
+        return _rebuild, tuple(getattr(self, name) for name in _FIELDS)
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Record:
+        """A copy with ``update`` applied, unchecked (as pydantic's ``model_copy``)."""
+        import copy
+
+        fields = self.model_dump()
+        if deep:
+            fields = copy.deepcopy(fields)
+        fields.update(update or {})
+        return Record.model_construct(**fields)
 
     def line(self) -> str:
         return json.dumps(
@@ -135,6 +240,50 @@ class Record(BaseModel):
         return value if isinstance(value, str) else None
 
 
+def _set(record: Record, id: Any, ts: Any, kind: Any, writer: Any, data: Any) -> None:
+    setter = object.__setattr__
+    setter(record, "id", id)
+    setter(record, "ts", ts)
+    setter(record, "kind", kind)
+    setter(record, "writer", writer)
+    setter(record, "data", data)
+
+
+def _rebuild(id: str, ts: str, kind: str, writer: str, data: dict[str, Any]) -> Record:
+    return Record.model_construct(id=id, ts=ts, kind=kind, writer=writer, data=data)
+
+
+_RECORD_MODEL: Any = None
+
+
+def _record_model() -> Any:
+    """The pydantic model of a record's fields, built on first need."""
+    global _RECORD_MODEL
+    if _RECORD_MODEL is None:
+        from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+        class _RecordModel(BaseModel):
+            model_config = ConfigDict(extra="forbid", frozen=True)
+
+            id: str = Field(pattern=r"^[0-9a-f]{32}$")
+            ts: str
+            kind: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+            writer: str
+            data: dict[str, Any]
+
+            @field_validator("ts")
+            @classmethod
+            def _utc(cls, value: str) -> str:
+                # One exact shape: shards, merge order and --since compare these as strings.
+                if not TS_PATTERN.fullmatch(value):
+                    raise ValueError("must be a UTC timestamp like 2026-11-30T12:00:00.000000Z")
+                parse_ts(value)
+                return value
+
+        _RECORD_MODEL = _RecordModel
+    return _RECORD_MODEL
+
+
 class InvalidRecord(MeridianError):
     """A record failed validation; the message names the field path."""
 
@@ -144,11 +293,30 @@ def _message(error: Any) -> str:
     return text[:1].lower() + text[1:]
 
 
+def _fast_check(kind: str) -> Callable[[str, Any], dict[str, Any] | None] | None:
+    for prefix, module in FAST_CHECKS_BY_PREFIX.items():
+        if kind.startswith(prefix):
+            return importlib.import_module(module).fast_data  # type: ignore[no-any-return]
+    return None
+
+
 def validate_data(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Validate (and normalise) ``data`` with the model registered for ``kind``."""
+    """Validate (and normalise) ``data`` with the model registered for ``kind``.
+
+    A kind with a pydantic-free check (``FAST_CHECKS_BY_PREFIX``) is answered by it when
+    it proves the data valid, with exactly what the model would return; otherwise (and
+    for every other kind) the model decides, and its first error is the message.
+    """
+    fast = _fast_check(kind)
+    if fast is not None:
+        clean = fast(kind, data)
+        if clean is not None:
+            return clean
     model = model_for(kind)
     if model is None:
         return data
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data).model_dump(mode="json", exclude_none=True)
     except ValidationError as exc:
@@ -177,6 +345,8 @@ def parse_line(line: str | bytes) -> Record:
         raw = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidRecord(f"not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+    from pydantic import ValidationError
+
     try:
         record = Record.model_validate(raw)
     except ValidationError as exc:

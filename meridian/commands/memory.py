@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _kind(name: str) -> Any:
     from meridian.errors import MeridianError
-    from meridian.memory.schemas import UnknownKind, memory_kind
+    from meridian.memory.kinds import UnknownKind, memory_kind
 
     try:
         return memory_kind(name)

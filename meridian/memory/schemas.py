@@ -11,7 +11,6 @@ must equal actual/predicted) are stated in the schema's description and enforced
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import (
@@ -25,6 +24,15 @@ from pydantic import (
 )
 
 from meridian import records
+from meridian.memory.kinds import (  # noqa: F401  (re-exported: the kinds by name)
+    _ALIASES,
+    GATE_EVENTS,
+    KINDS,
+    MemoryKind,
+    UnknownKind,
+    memory_kind,
+    utc_timestamp,
+)
 from meridian.yamlio import dotted
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -33,16 +41,7 @@ RATIO_DIGITS = 4  # significant digits: a gate done in seconds is not ratio 0
 RATIO_TOLERANCE = 0.005
 
 
-def _utc_timestamp(value: str | None) -> str | None:
-    if value is None:
-        return value
-    if not value.endswith("Z"):
-        raise ValueError("must be a UTC timestamp ending in Z (2026-11-30T10:00:00Z)")
-    try:
-        records.parse_ts(value)
-    except ValueError:
-        raise ValueError("must be an ISO 8601 UTC timestamp (2026-11-30T10:00:00Z)") from None
-    return value
+_utc_timestamp = utc_timestamp  # the one rule, shared with the fast path
 
 
 class _Memory(BaseModel):
@@ -77,7 +76,6 @@ EpisodicEvent = Literal[
     "session_started", "session_ended", "gate_started", "gate_passed", "gate_failed",
     "block", "note",
 ]
-GATE_EVENTS = frozenset({"gate_started", "gate_passed", "gate_failed"})
 
 
 @records.register("memory.episodic")
@@ -201,43 +199,6 @@ class PatternValidated(_Memory):
 
     id: str = Field(pattern=r"^[0-9a-f]{32}$")
     session: str | None = Field(default=None, min_length=1)
-
-
-@dataclass(frozen=True)
-class MemoryKind:
-    label: str  # the name users type and errors start with: "corrections"
-    kind: str  # the record kind: "memory.correction"
-    stream: str  # the ledger stream: "memory/corrections"
-    model: type[_Memory]
-
-    @property
-    def schema_file(self) -> str:
-        return f"memory-{self.kind.split('.', 1)[1]}.schema.json"
-
-
-KINDS: dict[str, MemoryKind] = {
-    "semantic": MemoryKind("semantic", "memory.semantic", "memory/semantic", SemanticMemory),
-    "episodic": MemoryKind("episodic", "memory.episodic", "memory/episodic", EpisodicMemory),
-    "corrections": MemoryKind(
-        "corrections", "memory.correction", "memory/corrections", CorrectionMemory
-    ),
-}
-_ALIASES = {"semantics": "semantic", "episodes": "episodic", "episode": "episodic",
-            "correction": "corrections"}
-
-
-class UnknownKind(ValueError):
-    pass
-
-
-def memory_kind(name: str) -> MemoryKind:
-    """The kind for a user-typed name (singular or plural)."""
-    key = _ALIASES.get(name.lower(), name.lower())
-    if key not in KINDS:
-        raise UnknownKind(
-            f"unknown memory kind {name!r}; expected one of: {', '.join(KINDS)}"
-        )
-    return KINDS[key]
 
 
 def _error_message(error: dict[str, Any]) -> str:

@@ -29,8 +29,7 @@ from typing import Any
 from meridian import records
 from meridian.errors import MeridianError
 from meridian.ledger import EVENTS, Ledger, Write
-from meridian.memory.schemas import KINDS, MemoryKind, memory_kind, validate
-from meridian.memory.verify import check_line
+from meridian.memory.kinds import KINDS, MemoryKind, memory_kind, validate  # no pydantic
 from meridian.records import InvalidRecord, Record
 
 PATTERN_VALIDATED = "pattern.validated"
@@ -78,6 +77,8 @@ def stored_records(ledger: Ledger, kind: MemoryKind | str) -> Iterator[Record]:
     it, so a line edited by hand stops the read with its file:line instead of an
     AttributeError or a wrong number.
     """
+    from meridian.memory.verify import check_line
+
     spec = _resolve(kind)
     for path, number, raw in ledger.lines(spec.stream):
         reason, record = check_line(spec, raw)
