@@ -20,6 +20,7 @@ worse for memory than for events.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -123,21 +124,51 @@ def main() -> int:
         # what importing the command's modules costs and the rest (the write itself).
         cli_counter = iter(range(10**9))
 
+        # Bytecode cached as an installed package has it: with PYTHONDONTWRITEBYTECODE set
+        # (as in some CI and sandboxes) every run would compile Meridian's sources again,
+        # some 50 ms that no pip-installed Meridian pays.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+
         def run(*argv: str) -> None:
-            subprocess.run([sys.executable, *argv], cwd=path, check=True,
+            subprocess.run([sys.executable, *argv], cwd=path, check=True, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def refused() -> None:
+            # an invalid write: refused by the model's one-line message, exit 2
+            proc = subprocess.run([sys.executable, "-m", "meridian", "memory", "add",
+                                   "episodic", "--json", '{"session": "cli", "event": "gate_passed"}'],
+                                  cwd=path, capture_output=True, text=True, check=False, env=env)
+            if proc.returncode != 2 or proc.stderr.count("\n") != 1:
+                raise SystemExit(f"invalid memory add: exit {proc.returncode}: {proc.stderr}")
 
         processes = {
             "python -c pass": _bench.Contender(lambda: run("-c", "pass")),
+            # the floor of any command that writes to git through pygit2
+            "python -c 'import pygit2'": _bench.Contender(lambda: run("-c", "import pygit2")),
             "import meridian.cli": _bench.Contender(lambda: run("-c", "import meridian.cli")),
             "meridian memory add": _bench.Contender(lambda: run(
                 "-m", "meridian", "memory", "add", "episodic", "--json",
                 f'{{"session": "cli", "event": "note", "notes": "n{next(cli_counter)}"}}')),
+            "memory add, refused": _bench.Contender(refused),
         }
         rounds = max(2, args.rounds // 2)
         timings = _bench.interleave(processes, rounds=rounds, per_round=1, warmup=1)
         _bench.table(f"`meridian memory add` as a command ({rounds} rounds, interleaved; "
                      "CPU includes the child)", timings, reference="python -c pass")
+        floor = timings["python -c 'import pygit2'"]
+        print(f"  memory add vs import pygit2: "
+              f"{_bench.ratio_text(timings['meridian memory add'], floor)}")
+        # what the command imports (-X importtime): module count, and the heavy ones
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "meridian", "memory",
+                               "add", "episodic", "--json",
+                               f'{{"session": "cli", "event": "note", "notes": "n{next(cli_counter)}"}}'],
+                              cwd=path, capture_output=True, text=True, check=True, env=env)
+        modules = [line.split("|")[-1].strip() for line in proc.stderr.splitlines()
+                   if line.startswith("import time:") and "|" in line][1:]
+        heavy = [name for name in ("pydantic", "yaml", "pygit2", "rich") if name in modules]
+        print(f"  `meridian memory add` imports {len(modules)} modules; of pydantic, yaml, "
+              f"pygit2, rich: {', '.join(heavy) or 'none'}")
 
         results: dict[str, list[tuple[float, float, int]]] = {"events": [], "memory": []}
         for number in range(args.contention_rounds):
