@@ -699,6 +699,40 @@ def pack_new_objects(repo: Repository, tip: Oid, since: Oid | None) -> str | Non
     return f"pack-{digest}" if digest else None
 
 
+_IDX_HEADER = b"\xfftOc\x00\x00\x00\x02"  # a version 2 pack index
+
+
+def pack_object_ids(repo: Repository, name: str) -> list[str] | None:
+    """The ids of the objects pack ``name`` holds, read from its index (version 2,
+    SHA-1); None when the pack or its index is not complete and readable as such."""
+    directory = pack_dir(repo)
+    try:
+        if not (directory / f"{name}.pack").is_file():
+            return None
+        data = (directory / f"{name}.idx").read_bytes()
+    except OSError:
+        return None
+    fanout_end = len(_IDX_HEADER) + 256 * 4
+    if len(data) < fanout_end or not data.startswith(_IDX_HEADER):
+        return None
+    count = int.from_bytes(data[fanout_end - 4:fanout_end], "big")
+    # names (20 bytes each), CRCs and offsets (4 each), two trailing checksums; large
+    # offsets (packs past 2 GiB) add a table this does not need to read
+    if len(data) < fanout_end + count * 28 + 40:
+        return None
+    names = data[fanout_end:fanout_end + 20 * count]
+    return [names[at:at + 20].hex() for at in range(0, len(names), 20)]
+
+
+def prune_loose(repo: Repository, ids: Iterable[str]) -> None:
+    """Delete the loose copies of ``ids`` (objects a complete pack holds: each stays
+    readable from the pack). Object directories are left in place."""
+    objects = common_dir(repo) / "objects"
+    for hex_id in ids:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            os.unlink(objects / hex_id[:2] / hex_id[2:])
+
+
 def prune_packed(repo: Repository) -> None:
     """Delete the loose objects that a pack holds (each stays readable from the pack)."""
     git(["prune-packed", "--quiet"], common_dir(repo))

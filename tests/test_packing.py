@@ -192,3 +192,58 @@ def test_writers_racing_a_pruner_of_object_directories_are_never_refused(repo: P
     records = [r for r in Ledger.open(repo).records() if "writer" in r.data]
     assert len(records) == 3 * 150
     _assert_intact(repo)
+
+
+def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loose copies go by the new pack's index (no `git prune-packed` per pack); an
+    index that cannot be read falls back to `git prune-packed`; a packer killed after
+    its pack was written leaves loose copies that the sweep of every PACKS_PER_LEVEL-th
+    pack removes. Nothing is ever unreadable."""
+    from meridian import gitio
+
+    monkeypatch.setattr(ledger_module, "PACK_EVERY", 10**9)  # packs run by hand here
+    monkeypatch.setattr(ledger_module, "PACKS_PER_LEVEL", 3)
+    ledger = Ledger.open(repo)
+    for n in range(6):
+        ledger.emit("test.append", {"n": n})
+    stranger = ledger.repo.create_blob(b"not the ledger's, loose\n")  # no pack holds it
+    name = ledger.pack()
+    assert name is not None
+    ids = gitio.pack_object_ids(ledger.repo, name)
+    assert ids is not None and len(ids) >= 6 * 4
+    objects = repo / ".git" / "objects"
+    assert not any((objects / i[:2] / i[2:]).exists() for i in ids)
+    assert (objects / str(stranger)[:2] / str(stranger)[2:]).exists()
+    assert set(ids) == {line.split()[0] for line in git(
+        repo, "verify-pack", "-v", str(objects / "pack" / f"{name}.idx")).splitlines()
+        if len(line.split()) > 2 and len(line.split()[0]) == 40}
+    _assert_intact(repo)
+
+    # a packer killed between its pack and the deletion: the next packs leave those
+    # copies (their packs do not hold them again) until the sweep
+    for n in range(6, 9):
+        ledger.emit("test.append", {"n": n})
+    since = ledger.tip()
+    for n in range(9, 12):
+        ledger.emit("test.append", {"n": n})
+    orphan = gitio.pack_new_objects(ledger.repo, ledger.tip(), since)
+    assert orphan is not None
+    left = gitio.pack_object_ids(ledger.repo, orphan)
+    assert left and all((objects / i[:2] / i[2:]).exists() for i in left)
+    ledger.pack()  # pack 2 of the level: its own copies only
+    assert all((objects / i[:2] / i[2:]).exists() for i in left)
+    ledger.emit("test.append", {"n": 12})
+    ledger.pack()  # pack 3 of 3: the sweep
+    assert not any((objects / i[:2] / i[2:]).exists() for i in left)
+    assert _loose_objects(repo) == 1  # the stranger, packed by no one
+    _assert_intact(repo)
+
+    # an index that cannot be read: `git prune-packed` does the deletion
+    monkeypatch.setattr(gitio, "pack_object_ids", lambda repo, name: None)
+    for n in range(13, 16):
+        ledger.emit("test.append", {"n": n})
+    ledger.pack()
+    assert _loose_objects(repo) == 1
+    assert [r.data["n"] for r in ledger.records()] == list(range(16))
+    _assert_intact(repo)
