@@ -663,7 +663,7 @@ def configured_branch(repo: gitio.Repository) -> str:
     if root is None:
         return DEFAULT_BRANCH
     path = root / CONFIG_FILE
-    cache = gitio.meridian_dir(repo) / BRANCH_CACHE
+    cache = gitio.common_dir(repo) / "meridian" / BRANCH_CACHE
     key = None
     try:
         from meridian.userfiles import read_bounded
@@ -683,6 +683,7 @@ def configured_branch(repo: gitio.Repository) -> str:
     if key is not None:
         temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
         try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_text(json.dumps({"key": key, "branch": branch}), encoding="utf-8")
             os.replace(temporary, cache)
         except OSError:

@@ -413,3 +413,30 @@ def test_the_first_commit_stored_despite_a_failing_update_ref_is_acknowledged(
     record = Ledger.open(repo).emit("test.append", {"n": 0})
     monkeypatch.undo()
     assert [r.id for r in Ledger.open(repo).records()] == [record.id]
+
+
+def test_the_configured_branch_is_cached_by_the_bytes_of_a_config_that_validated(
+        repo: Path) -> None:
+    """``Ledger.open`` reads the branch without yaml or pydantic once the config's exact
+    bytes validated; other bytes are validated again, and a bad file is refused even
+    with a cache from a good one."""
+    from meridian.errors import MeridianError
+
+    config = repo / ".meridian" / "config.yaml"
+    cache = repo / ".git" / "meridian" / ledger_module.BRANCH_CACHE
+    assert Ledger.open(repo).branch == "meridian/state"  # no file: the default
+    assert not cache.exists()
+    config.parent.mkdir()
+    config.write_text("branch: team/state\n")
+    assert Ledger.open(repo).branch == "team/state"
+    assert cache.is_file()
+    assert Ledger.open(repo).branch == "team/state"  # from the cache
+    config.write_text("branch: other/state\n")
+    assert Ledger.open(repo).branch == "other/state"
+    cache.write_text("{not json")
+    assert Ledger.open(repo).branch == "other/state"
+    config.write_text("branch: other/state\nbogus: 1\n")
+    with pytest.raises(MeridianError, match="config.yaml"):
+        Ledger.open(repo)
+    config.write_text("branch: other/state\n")  # the validated bytes again
+    assert Ledger.open(repo).branch == "other/state"
