@@ -112,6 +112,14 @@ def remote_state(project: Any) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from meridian.commands import status_view
+
+    # The answer kept from an earlier run, when nothing it depends on changed and it
+    # shows no pass (``status_view``): printed without opening the repository.
+    shown = status_view.answer(args.json, args.strict)
+    if shown is not None:
+        return shown
+
     import json
     import sys
 
@@ -124,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
     from meridian.gates.state import derive_states, stale_reason
 
     project = open_project(".")
+    facts = {"branch": project.ledger.branch, "remote": project.config.remote,
+             "gates_path": project.config.paths.gates, "rules_path": project.config.paths.rules}
+    before = status_view.key_now(facts)
     if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
         raise MeridianError(missing_branch_error(project))
     # The snapshot of the gate fold (passes re-checked on their commits), caught up with
@@ -136,24 +147,20 @@ def run(args: argparse.Namespace) -> int:
     stale_statuses = [s for s in statuses if s.state == "stale"]
     stale = [s.gate for s in stale_statuses]
     remote = remote_state(project)
+    document = {"branch": project.ledger.branch, "gates": [s.to_json() for s in statuses],
+                "stale": stale, "remote": remote,
+                "harness_changes": [{"ts": r.ts, **r.data} for r in changes]}
+    text = [*status_lines(statuses), *identity_lines(statuses), summary_line(statuses)]
+    if remote is not None and remote["hint"]:
+        text.append(f"note: {remote['hint']}")
+    if changes:
+        text.append("harness changes, latest first (meridian log --kind harness.changed):")
+        text.extend(f"  {harness.line(record)}" for record in changes)
     if args.json:
-        print(json.dumps({"branch": project.ledger.branch,
-                          "gates": [s.to_json() for s in statuses], "stale": stale,
-                          "remote": remote,
-                          "harness_changes": [{"ts": r.ts, **r.data} for r in changes]},
-                         indent=2))
+        print(json.dumps(document, indent=2))
     else:
-        for line in status_lines(statuses):
+        for line in text:
             print(line)
-        for line in identity_lines(statuses):
-            print(line)
-        print(summary_line(statuses))
-        if remote is not None and remote["hint"]:
-            print(f"note: {remote['hint']}")
-        if changes:
-            print("harness changes, latest first (meridian log --kind harness.changed):")
-            for record in changes:
-                print(f"  {harness.line(record)}")
     from meridian.verify import pending_evidence
 
     evidence = pending_evidence(project.ledger)
@@ -162,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
               f"({len(evidence)} problem(s)), first: {evidence[0]}; see `meridian verify`; "
               "a human acknowledges it with `meridian verify --acknowledge REASON`",
               file=sys.stderr)
+    elif before is not None and str(before[0]) == str(project.root):
+        status_view.store(before, facts, json.loads(json.dumps(document)), text)
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
         reasons = "; ".join(f"{s.gate}: {s.forged_reason}" for s in forged)

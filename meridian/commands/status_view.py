@@ -1,0 +1,202 @@
+"""``meridian status`` answered from a small cached view, when nothing it shows can differ.
+
+Deriving the status opens the repository (pygit2), validates the config and the gate
+graph (yaml, pydantic), reads the gate snapshot and folds it: some 300 modules, ~250 ms
+before a line is printed, whatever the history's length. The answer is a function of
+what the key below names, so the full path stores it in
+``.git/meridian/status-view-<work tree>.json`` and a later run whose key matches prints
+it without importing any of that. The key, read with plain file reads (the same readers
+as the Claude hook's view, ``meridian.hooks.claude_view``):
+
+- Meridian's version and the sha256 of the config, gate graph and rules files
+  (``hooks.project._fingerprint``);
+- the state branch tip and the remote-tracking branch's tip (ahead/behind counts);
+- the tamper evidence file (``verify.evidence_path``): a view is never used while there
+  is unacknowledged evidence to warn about;
+- the work tree, the git directories and the ``GIT_*`` environment (a view is never used
+  with a variable set that tells git where the repository is, ``GIT_DIR`` and the like).
+
+What a view never holds: a pass. Whether a passed gate is still passed depends on the
+work tree (its artifacts, hashed) and on its pass being backed by its verdict
+(``gates.snapshot.vouch``); neither is in the key. So the full path writes no view when
+any gate is passed, stale or awaiting approval, and a view that shows one (hand-made)
+is refused: the status is derived again. A view is a cache, never trust
+(docs/security.md): a damaged one, one whose checksum does not match its body or whose
+key does not match the files now is derived again and rewritten; a view forged with a
+recomputed checksum can change how non-passed gates are shown (as a forged gate snapshot
+can), never make a gate look passed, and pre-push and ``meridian ci`` derive everything
+from the files and the branch (tests/adversarial/test_integrity_status_view.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+VIEW_VERSION = 1
+VIEW_NAME = "status-view"
+PASS_STATES = ("passed", "stale")
+# Variables that tell git where the repository is: with one set, git may not find the
+# work tree the nearest ``.git`` names, so the view is not used (the others are keyed).
+LOCATING = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                      "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE", "GIT_OBJECT_DIRECTORY",
+                      "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_INDEX_FILE"})
+
+
+def _root() -> Path | None:
+    """The work tree containing the current directory (the nearest ``.git``), or None
+    when git would be told otherwise (``GIT_DIR``, ``GIT_WORK_TREE``, ...)."""
+    if LOCATING.intersection(os.environ):
+        return None
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return None
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def _checksum(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
+
+
+def view_path(common: Path, root: Path) -> Path:
+    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return common / "meridian" / f"{VIEW_NAME}-{tag}.json"
+
+
+def view_key(root: Path, gitdir: Path, common: Path, facts: dict[str, Any]) -> dict[str, Any]:
+    """Everything the stored answer depends on, read now (no pygit2, no yaml)."""
+    from meridian.hooks.claude_view import _file_digest, read_ref
+    from meridian.hooks.project import _fingerprint
+
+    branch, remote = facts["branch"], facts["remote"]
+    return {
+        "view": VIEW_VERSION, "root": str(root), "gitdir": str(gitdir), "common": str(common),
+        "project": _fingerprint(root, facts["gates_path"], facts["rules_path"]),
+        "tip": read_ref(common, f"refs/heads/{branch}"),
+        "remote_tip": read_ref(common, f"refs/remotes/{remote}/{branch}"),
+        "evidence": _file_digest(common / "meridian" / f"tamper-{branch.replace('/', '__')}.jsonl"),
+        "environment": sorted([k, v] for k, v in os.environ.items() if k.startswith("GIT_")),
+    }
+
+
+def _locate() -> tuple[Path, Path, Path] | None:
+    from meridian.hooks.claude_view import git_dirs
+
+    root = _root()
+    if root is None:
+        return None
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    from meridian.hooks.claude import _real
+
+    return _real(root), *dirs
+
+
+def shows_a_pass(document: dict[str, Any]) -> bool:
+    """Whether a status document counts any pass (what a view must never prove)."""
+    return any(not isinstance(g, dict) or g.get("state") in PASS_STATES
+               or g.get("awaiting_approval") or g.get("approver") is not None
+               for g in document.get("gates", ()))
+
+
+def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
+    """The stored view's body when it is intact and its key matches now; else None."""
+    from meridian.userfiles import read_bounded
+
+    try:
+        document = json.loads(read_bounded(view_path(common, root), limit=16 * 1024 * 1024))
+        body = document["body"]
+        if document.get("checksum") != _checksum(body) or body["key"]["view"] != VIEW_VERSION:
+            return None
+        if body["key"]["root"] != str(root) or body["key"]["tip"] is None:
+            return None
+        if view_key(root, gitdir, common, body["facts"]) != body["key"]:
+            return None
+        if body["key"]["evidence"] is not None or shows_a_pass(body["document"]):
+            return None
+        if not (isinstance(body["text"], list) and all(isinstance(t, str) for t in body["text"])
+                and isinstance(body["document"], dict)):
+            return None
+    except Exception:  # noqa: BLE001 - absent, not a regular file, torn, malformed: derive
+        return None
+    return body
+
+
+def strict_problems(document: dict[str, Any]) -> list[str]:
+    """What ``--strict`` reports for a document without passes: forged passes."""
+    forged = [g for g in document["gates"] if g.get("state") == "forged"]
+    if not forged:
+        return []
+    reasons = "; ".join(f"{g['gate']}: {g.get('forged_reason')}" for g in forged)
+    return [f"meridian: forged or inconsistent pass(es): {reasons}"]
+
+
+def answer(json_output: bool, strict: bool) -> int | None:
+    """Print the status from the view and return the exit code; None: derive it."""
+    located = _locate()
+    if located is None:
+        return None
+    body = load(*located)
+    if body is None:
+        return None
+    document = body["document"]
+    if json_output:
+        print(json.dumps(document, indent=2))
+    else:
+        for line in body["text"]:
+            print(line)
+    problems = strict_problems(document) if strict else []
+    for line in problems:
+        print(line, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def key_now(facts: dict[str, Any]) -> tuple[Path, Path, Path, dict[str, Any]] | None:
+    """(root, git dir, common dir, key) for the project the full path is about to derive."""
+    located = _locate()
+    if located is None:
+        return None
+    try:
+        return (*located, view_key(*located, facts))
+    except Exception:  # noqa: BLE001 - a file that cannot be read: no view
+        return None
+
+
+def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[str, Any],
+          document: dict[str, Any], text: list[str]) -> None:
+    """Keep the derived answer when it may be shown again: no pass in it, no evidence
+    pending, a state branch, and the key read before deriving is still the key now (a
+    commit or an edit meanwhile: the answer may be of neither)."""
+    if before is None:
+        return
+    root, _gitdir, common, key = before
+    if shows_a_pass(document):
+        # Nothing kept that could be mistaken for this answer (the old view's key would not
+        # match anyway: this only keeps .git/meridian honest about what is cached).
+        view_path(common, root).unlink(missing_ok=True)
+        return
+    if key["tip"] is None or key["evidence"] is not None or key["root"] != str(root):
+        return
+    after = key_now(facts)
+    if after is None or after[3] != key:
+        return
+    body = {"key": key, "facts": facts, "document": document, "text": text}
+    target = view_path(common, root)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)}),
+                             encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a view that cannot be written is only slower
