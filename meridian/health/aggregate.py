@@ -16,7 +16,6 @@ rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 import math
@@ -27,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from meridian import records
 from meridian.errors import MeridianError
@@ -53,6 +52,9 @@ from meridian.health.models import (
     WeekCost,
 )
 from meridian.ledger import EVENTS, Ledger
+
+if TYPE_CHECKING:  # pydantic models of the run store: imported where runs are read
+    from meridian.evals.store import RunFigures
 
 STARTED, SUBMITTED, PASSED, FAILED = "gate.started", "gate.submitted", "gate.passed", "gate.failed"
 REOPENED, BLOCKED, UNAVAILABLE = "gate.reopened", "gate.blocked", "gate.evaluator_unavailable"
@@ -554,23 +556,13 @@ def calibration_health(ledger: Ledger) -> CalibrationHealth:
 # --- evaluation runs: their cost, and the latest per suite against its baseline ----------------
 
 
-@dataclass
-class _RunFigures:
-    """What a run document adds to its index line: agent tokens and grader (judge) usage."""
-
-    tokens: int = 0
-    agent_in: int = 0
-    agent_out: int = 0
-    judge_in: int = 0
-    judge_out: int = 0
-    judge_usd: float = 0.0
-    judge_unknown: int = 0  # grader calls whose cost is unknown
-
-
-def run_figures(ledger: Ledger, at: Any, path: str) -> _RunFigures:
+def run_figures(ledger: Ledger, at: Any, path: str) -> RunFigures:
     """Read one run document raw (``meridian.evals.run`` format) for what the index lacks
-    (runs saved before the index record carried ``figures``)."""
-    figures = _RunFigures()
+    (runs saved before the index record carried ``figures``): the index record's own
+    ``RunFigures`` (``meridian.evals.store``, the one definition of these fields)."""
+    from meridian.evals.store import RunFigures
+
+    figures = RunFigures()
     raw = ledger.read(path, at=at)
     if raw is None:
         return figures
@@ -624,19 +616,21 @@ class _FiguresCache:
             pass
         self.tree = ledger.tree(at)
 
-    def figures(self, path: str) -> _RunFigures:
+    def figures(self, path: str) -> RunFigures:
+        from meridian.evals.store import RunFigures
+
         try:
             blob = str(self.tree[path].id)
         except (KeyError, TypeError):
-            return _RunFigures()
+            return RunFigures()
         kept = self.runs.get(path)
         if isinstance(kept, dict) and kept.get("blob") == blob and isinstance(kept.get("figures"), dict):
             try:
-                return _RunFigures(**kept["figures"])
-            except TypeError:
+                return RunFigures(**kept["figures"])
+            except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
                 pass
         figures = run_figures(self.ledger, self.at, path)
-        self.runs[path] = {"blob": blob, "figures": dataclasses.asdict(figures)}
+        self.runs[path] = {"blob": blob, "figures": figures.model_dump()}
         self.changed = True
         return figures
 
@@ -668,7 +662,7 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
     for entry in entries:
         data = entry.data
         if data.figures is not None:
-            run = _RunFigures(**data.figures.model_dump())
+            run = data.figures
         else:
             backfill = backfill or _FiguresCache(ledger, at)
             run = backfill.figures(data.path)
