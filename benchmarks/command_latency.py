@@ -10,7 +10,10 @@ time:
                     src/module.py (gate core, in progress: allowed)
 - PreToolUse deny   the same for docs/guide.md (gate docs is locked: denied, and a
                     gate.blocked event is appended)
-- status            `meridian status`
+- status            `meridian status` (answered from its view after the first run:
+                    nothing it shows changed)
+- why               `meridian why core` (the gate's story: its events in ledger order)
+- owners            `meridian owners src/module.py docs/guide.md`
 - python floor      the same interpreter running `pass` (start-up alone)
 
 CPU time counts the shell and the Python process.
@@ -58,12 +61,19 @@ def pre_tool_use(root: Path, target: str, deny: bool) -> _bench.Contender:
     return _bench.Contender(run)
 
 
-def status(root: Path) -> _bench.Contender:
+def command(root: Path, *args: str, codes: tuple[int, ...] = (0,)) -> _bench.Contender:
     def run() -> None:
-        subprocess.run([sys.executable, "-m", "meridian", "status"], cwd=root, check=True,
-                       capture_output=True)
+        proc = subprocess.run([sys.executable, "-m", "meridian", *args], cwd=root,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode not in codes:
+            raise SystemExit(f"meridian {' '.join(args)}: exit {proc.returncode}: "
+                             f"{proc.stdout}{proc.stderr}")
 
     return _bench.Contender(run)
+
+
+def status(root: Path) -> _bench.Contender:
+    return command(root, "status")
 
 
 def _judge(name: str, timings: _bench.Timings, budget_ms: float) -> bool:
@@ -92,6 +102,10 @@ def main() -> int:
             contenders[f"PreToolUse allow @{size:,}"] = pre_tool_use(root, "src/module.py", False)
             contenders[f"PreToolUse deny @{size:,}"] = pre_tool_use(root, "docs/guide.md", True)
             contenders[f"status @{size:,}"] = status(root)
+            contenders[f"why @{size:,}"] = command(root, "why", "core")
+            # docs/guide.md belongs to the locked gate docs: refused, exit 2
+            contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
+                                                      "docs/guide.md", codes=(2,))
         print(f"projects with {', '.join(f'{s:,}' for s in sizes)} events built")
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1)
         _bench.table(f"fresh-process commands ({args.rounds} rounds, interleaved)", timings,

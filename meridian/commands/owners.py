@@ -3,7 +3,8 @@
 The answer is the rule the pre-commit and Claude Code hooks apply
 (``meridian.hooks.gate_view.decide_path``): a path is refused only when every gate that
 owns it is locked; a change to a passed gate's file is allowed and makes that gate stale.
-Here the states are fully derived (``derive_states``), so an already stale owner shows as
+Here the states are fully derived (``derive_states`` over the trusted gate snapshot,
+as ``status`` does), so an already stale owner shows as
 ``stale``; one whose need was taken back shows ``locked``, as the hooks treat it
 (``gate_view.owner_states``). Exit 0 when every path may be committed, 2 when one would be refused.
 """
@@ -44,13 +45,17 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from meridian.gates.lifecycle import open_project
+    from meridian.gates.snapshot import trusted_folds
     from meridian.gates.state import derive_states
     from meridian.hooks.gate_view import decide_path, owner_states
 
     project = open_project(".")
     paths = [_repo_relative(project.root, given) for given in args.paths]
-    # The hooks' notion of locked (a passed gate whose need was taken back waits too).
-    states, unmet = owner_states(derive_states(project.ledger, project.graph))
+    # The hooks' notion of locked (a passed gate whose need was taken back waits too),
+    # from the gate snapshot (what is new since it folded on; passes re-checked on their
+    # commits), as `status` derives it: the cost does not follow the history.
+    states, unmet = owner_states(derive_states(
+        project.ledger, project.graph, folds=trusted_folds(project.ledger, project.graph)))
     decisions = [decide_path(path, [(g, states[g]) for g in project.graph.gate_for_path(path)],
                              unmet) for path in paths]
     if args.json:

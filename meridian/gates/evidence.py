@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -131,15 +132,47 @@ def _walk_order(ledger: Ledger, tip: gitio.Oid, hide: list[gitio.Oid],
 
 
 
-def gate_history(ledger: Ledger) -> GateHistory:
-    """Every ``gate.*`` event on the branch in ledger order, with the commit that added it."""
-    from meridian.ledger import EVENTS
+def _gate_lines(ledger: Ledger, tip: gitio.Oid,
+                keep: Callable[[dict[str, Any]], bool] | None
+                ) -> tuple[list[str], list[Record]]:
+    """(the id of every ``gate.*`` event in stored order, the records of those ``keep``
+    accepts, in stored order). Lines are checked exactly as ``Ledger.records`` checks
+    them (a corrupt one raises its error, naming the shard and line), but only the kept
+    gate events become ``Record`` objects."""
+    from meridian.ledger import EVENTS, RECORD_FIELDS
 
+    ids: list[str] = []
+    kept: list[Record] = []
+    loads = json.loads
+    for path, number, line in ledger.lines(EVENTS, at=tip):
+        try:
+            raw = loads(line)
+        except (ValueError, UnicodeDecodeError):
+            raw = None
+        if raw.__class__ is not dict or not RECORD_FIELDS <= raw.keys() \
+                or raw["data"].__class__ is not dict or raw["kind"].__class__ is not str:
+            ledger._quick_record(line, f"{path}:{number}")  # raises the ledger's error
+            raw = loads(line)  # a subclass the checks above were strict about: as it was
+        if not raw["kind"].startswith("gate."):
+            continue
+        ids.append(raw["id"])
+        if keep is None or keep(raw):
+            kept.append(Record.model_construct(**{k: raw[k] for k in RECORD_FIELDS}))
+    return ids, kept
+
+
+def gate_history(ledger: Ledger, keep: Callable[[dict[str, Any]], bool] | None = None
+                 ) -> GateHistory:
+    """Every ``gate.*`` event on the branch in ledger order, with the commit that added it.
+
+    ``keep`` (a test on the raw record: ``{"id", "ts", "kind", "writer", "data"}``)
+    limits ``events`` to the records it accepts (``meridian why``: one gate's story);
+    the order and ``commit_of`` are established over every gate event all the same."""
     tip = ledger.tip()
     if tip is None:
         return GateHistory(tip=None)
     tip_hex = str(tip)
-    found = [r for r in ledger.records(EVENTS) if r.kind.startswith("gate.")]
+    all_ids, found = _gate_lines(ledger, tip, keep)
     fast = _order_by_sizes(ledger, tip)
     if fast is not None:
         places, added_by = fast
@@ -163,7 +196,7 @@ def gate_history(ledger: Ledger) -> GateHistory:
                 order = old + _walk_order(ledger, tip, [since], seen)
         # A cache is a plain file the agent can rewrite with the right tip: its order is
         # used only once it is shown true for every gate event (else: walk again).
-        if order is not None and not _order_holds(ledger, tip, order, found):
+        if order is not None and not _order_holds(ledger, tip, order, all_ids):
             order = None
     fresh = order is None
     if order is None:
@@ -272,12 +305,12 @@ def _order_by_sizes(ledger: Ledger, tip: gitio.Oid
 
 
 def _order_holds(ledger: Ledger, tip: gitio.Oid, order: list[Any],
-                 found: list[Record]) -> bool:
+                 found: list[str]) -> bool:
     """Whether a cached order is the ledger order for every gate event: each is listed,
     by the commit that really added it, commits in the walk's order, and the events of
     one commit in the order that commit stored them. Costs a commit walk (no diffs) and
     one diff per commit that added gate events; the cache still saves the rest."""
-    wanted = {r.id for r in found}
+    wanted = set(found)  # the ids of every gate event
     listed: list[tuple[str, str]] = []
     for entry in order:
         if not (isinstance(entry, list) and len(entry) == 2

@@ -17,24 +17,33 @@ from meridian.ledger import Ledger
 from meridian.records import Record
 
 
-def _belongs(record: Record, graph: Graph, gate: str) -> bool:
-    if not record.kind.startswith("gate."):
+def _belongs(kind: str, data: dict[str, Any], graph: Graph, gate: str) -> bool:
+    """Whether the event (``kind``, ``data``) is part of ``gate``'s story."""
+    if not kind.startswith("gate."):
         return False
-    if record.gate is not None:
-        return record.gate == gate
-    files = record.data.get("files") if record.kind == ev.BLOCKED else None
+    named = data.get("gate")
+    if isinstance(named, str):
+        return named == gate
+    files = data.get("files") if kind == ev.BLOCKED else None
     if not isinstance(files, list):
         return False
     return any(gate in graph.gate_for_path(str(f)) for f in files)
 
 
 def gate_story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, dict[str, Any] | None]]:
-    """(event, verdict document for pass/fail events else None), oldest first."""
+    """(event, verdict document for pass/fail events else None), oldest first.
+
+    What ``consistent_events`` gives, limited to this gate's events: only they become
+    records and only this gate's passes are checked against their verdicts (a pass
+    and its ``gate.inconsistent`` stand-in have the same gate, so belong alike)."""
     if not ledger.exists():
         return []
-    from meridian.gates.state import gate_events
+    from meridian.gates.evidence import checked_event, gate_history
 
-    found = [r for r in gate_events(ledger, graph=graph) if _belongs(r, graph, gate)]
+    history = gate_history(ledger, keep=lambda raw: _belongs(raw["kind"], raw["data"],
+                                                             graph, gate))
+    found = [checked_event(ledger, r, history.commit_of.get(r.id), graph)
+             for r in history.events]
     out: list[tuple[Record, dict[str, Any] | None]] = []
     for record in found:
         document = None

@@ -8,6 +8,13 @@ tuples) and sorted by time, because after a sync merge the stored order is not
 time order. Everything else the report needs lives in small streams (memory, the
 run index) or in a bounded number of documents.
 
+The pass is kept (``_FiguresKept``: ``.git/meridian/health-<branch>.json``, a display
+cache checked by its checksum, never trusted for a gate state): a report at the same
+state tree takes its figures from it, and one after new events goes on from it with
+the lines appended since (``_resume``), so the cost follows what is new, not the
+history. Anything but appends in time order (an edited shard, a line added to an older
+month) reads every shard again.
+
 Each source whose shape belongs to another module is read through that module's
 public functions: gate states (``meridian.gates.snapshot``, the consistent fold, plus the graph),
 corrections (``meridian.memory.calibration``), stored memory (``meridian.memory.verify``),
@@ -16,6 +23,7 @@ rules (``meridian.rules``) and runs and baselines (``meridian.evals.store``).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
@@ -117,32 +125,38 @@ def _parse_line(line: str) -> Any:
 
 def scan_events(ledger: Ledger, at: Any) -> EventScan:
     scan = EventScan()
-    gate_events = scan.gate_events
     for path, items in shard_records(ledger, EVENTS, at):
-        for number, item in enumerate(items, start=1):
-            if item is BLANK:
-                continue
-            try:
-                kind = item["kind"]
-                ts = item["ts"]
-                data = item["data"]
-                if kind.__class__ is not str or data.__class__ is not dict or not _is_ts(ts):
-                    raise TypeError
-            except (TypeError, KeyError):
-                scan.corrupt.append(f"{path}:{number}")
-                continue
-            scan.events += 1
-            if kind.startswith("gate."):
-                gate_events.append((ts, kind, data))
-            elif kind == FEATURES_COMPUTED:
-                if scan.latest_features is None or ts >= scan.latest_features[0]:
-                    scan.latest_features = (ts, data)
-            elif kind in DUPLICATE_KINDS:
-                scan.duplicates_prevented += 1
-            elif kind == HARNESS_CHANGED:
-                scan.harness.append((ts, data))
-    gate_events.sort(key=lambda event: event[0])
+        scan_items(scan, path, items)
+    scan.gate_events.sort(key=lambda event: event[0])
     return scan
+
+
+def scan_items(scan: EventScan, path: str, items: list[Any], first: int = 1) -> None:
+    """Add one shard's parsed lines (``shard_records`` items, the first being line
+    ``first``) to ``scan``, in stored order; the gate events are sorted by the caller."""
+    gate_events = scan.gate_events
+    for number, item in enumerate(items, start=first):
+        if item is BLANK:
+            continue
+        try:
+            kind = item["kind"]
+            ts = item["ts"]
+            data = item["data"]
+            if kind.__class__ is not str or data.__class__ is not dict or not _is_ts(ts):
+                raise TypeError
+        except (TypeError, KeyError):
+            scan.corrupt.append(f"{path}:{number}")
+            continue
+        scan.events += 1
+        if kind.startswith("gate."):
+            gate_events.append((ts, kind, data))
+        elif kind == FEATURES_COMPUTED:
+            if scan.latest_features is None or ts >= scan.latest_features[0]:
+                scan.latest_features = (ts, data)
+        elif kind in DUPLICATE_KINDS:
+            scan.duplicates_prevented += 1
+        elif kind == HARNESS_CHANGED:
+            scan.harness.append((ts, data))
 
 
 # --- small helpers --------------------------------------------------------------------
@@ -301,17 +315,36 @@ def _usage(usage: Any) -> tuple[int, int, float | None]:
 def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdict], list[GapPoint],
                                                        dict[str, _GateTally]]:
     """Gate figures, the verdicts and self-assessment gaps in time order, per-gate tallies."""
-    tallies: dict[str, _GateTally] = {}
-    started: dict[str, str] = {}
-    pending_self: dict[str, float] = {}
-    verdicts: list[_Verdict] = []
-    gap_rows: list[tuple[str, str, float, float]] = []
-    intervals: list[float] = []
-    blocks: Counter[str] = Counter()
-    unavailable = 0
-    judged: Counter[str] = Counter()  # objective-only verdicts, suppressions, pre-existing
+    fold = GateFold()
+    fold_into(fold, scan.gate_events, costs)
+    return gate_health(fold), fold.verdicts, _gap_points(fold.gap_rows), fold.tallies
 
-    for ts, kind, data in scan.gate_events:
+
+@dataclass
+class GateFold:
+    """What the gate events in time order add up to so far: ``fold_into`` goes on from
+    here with later events (``_FiguresKept`` keeps it between reports)."""
+
+    tallies: dict[str, _GateTally] = field(default_factory=dict)
+    started: dict[str, str] = field(default_factory=dict)
+    pending_self: dict[str, float] = field(default_factory=dict)
+    verdicts: list[_Verdict] = field(default_factory=list)
+    gap_rows: list[tuple[str, str, float, float]] = field(default_factory=list)
+    intervals: list[float] = field(default_factory=list)
+    blocks: Counter[str] = field(default_factory=Counter)
+    unavailable: int = 0
+    # objective-only verdicts, suppressions, pre-existing findings
+    judged: Counter[str] = field(default_factory=Counter)
+
+
+def fold_into(fold: GateFold, events: list[GateEvent], costs: _Costs) -> None:
+    """Fold ``events`` (after every event already in ``fold``, in time order)."""
+    tallies, started, pending_self = fold.tallies, fold.started, fold.pending_self
+    verdicts, gap_rows, intervals = fold.verdicts, fold.gap_rows, fold.intervals
+    blocks, judged = fold.blocks, fold.judged
+    unavailable = 0
+
+    for ts, kind, data in events:
         gate = data.get("gate")
         if kind == BLOCKED:
             blocks[str(data.get("source", "unknown"))] += 1
@@ -377,7 +410,13 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
             started[gate] = ts
         elif kind == UNAVAILABLE:
             unavailable += 1
+    fold.unavailable += unavailable
 
+
+def gate_health(fold: GateFold) -> GateHealth:
+    """The gates section (states still "open": ``gate_states`` fills them in)."""
+    tallies, blocks, judged, intervals = fold.tallies, fold.blocks, fold.judged, fold.intervals
+    unavailable = fold.unavailable
     with_verdict = sum(1 for t in tallies.values() if t.first_passed is not None)
     first_try = sum(1 for t in tallies.values() if t.first_passed)
     verdict_count = sum(t.verdicts for t in tallies.values())
@@ -398,7 +437,7 @@ def fold_gates(scan: EventScan, costs: _Costs) -> tuple[GateHealth, list[_Verdic
                        cost_unknown=t.cost_unknown)
                for gate, t in sorted(tallies.items())],
     )
-    return health, verdicts, _gap_points(gap_rows), tallies
+    return health
 
 
 def _gap_points(rows: list[tuple[str, str, float, float]]) -> list[GapPoint]:
@@ -434,11 +473,12 @@ class _EventView:
         return value if isinstance(value, str) else None
 
 
-def gate_states(scan: EventScan, root: Path | None, notes: list[str],
+def gate_states(scan: EventScan | None, root: Path | None, notes: list[str],
                 ledger: Ledger | None = None) -> dict[str, str]:
     """Each gate's state, exactly as ``meridian status`` derives it (stale included):
     from the gate snapshot (``meridian.gates.snapshot``: the consistent fold in ledger
-    order, caught up with what is new), never by folding every event again here."""
+    order, caught up with what is new), never by folding every event again here.
+    ``scan`` None: the events are scanned only if the snapshot cannot be folded."""
     from meridian.gates.state import derive_states, fold_events
 
     folds = None
@@ -469,6 +509,9 @@ def gate_states(scan: EventScan, root: Path | None, notes: list[str],
             # others' phases from the snapshot ("removed" below either way).
             folds = {**snapshot.gate_folds(), **folds}
     else:
+        if scan is None:
+            assert ledger is not None
+            scan = scan_events(ledger, ledger.tip())
         folds = fold_events(cast(Any, _EventView(*event)) for event in scan.gate_events)
     states: dict[str, str] = {}
     if graph is not None and ledger is not None:
@@ -802,14 +845,15 @@ def _build_report(ledger: Ledger, root: Path | None, today: date | None) -> Heal
         notes.append(f"no state branch {ledger.branch} yet: run `meridian init`")
         return report
 
-    scan = scan_events(ledger, tip)
-    report.events = scan.events
-    if scan.corrupt:
+    events, scan = _event_figures(ledger, tip)
+    if scan is not None and scan.corrupt:
         notes.append(f"{len(scan.corrupt)} event line(s) could not be read (first: "
                      f"{ledger.branch}:{scan.corrupt[0]}); run `meridian verify`")
-    costs = _Costs()
-    gates, verdicts, gaps, tallies = fold_gates(scan, costs)
+    gates = events.gates
+    costs = _Costs(weeks={key: dataclasses.replace(w) for key, w in events.weeks.items()})
+    tallies = events.tallies
     states = gate_states(scan, root, notes, ledger)
+    report.events = events.events
     for row in gates.gates:
         row.state = states.get(row.gate, row.state)
     known = {row.gate for row in gates.gates}
@@ -818,14 +862,339 @@ def _build_report(ledger: Ledger, root: Path | None, today: date | None) -> Heal
     gates.total = len(gates.gates)
     gates.by_state = dict(sorted(Counter(r.state for r in gates.gates).items()))
     report.gates = gates
-    report.evaluator = evaluator_health(ledger, tip, verdicts, gaps, notes)
+    report.evaluator = events.evaluator
+    notes.extend(events.evaluator_notes)
     report.calibration = calibration_health(ledger)
     report.evaluation, agents, judges = evaluation_health(ledger, tip, costs, notes)
     report.cost = _cost_health(costs, tallies, agents, judges)
-    report.completion = completion_health(scan)
-    report.memory = memory_health(ledger, tip, scan)
-    report.harness = harness_health(scan)
+    report.completion = events.completion
+    report.memory = events.memory
+    report.harness = events.harness
     return report
+
+
+@dataclass
+class _EventFigures:
+    """What the report takes from the events, the verdict documents and the memory
+    streams: everything but the gate states (always derived from the trusted snapshot),
+    the rules (a work-tree file and today's date), calibration and the runs."""
+
+    events: int
+    gates: GateHealth  # as ``fold_gates`` returns it, before the states are merged in
+    evaluator: EvaluatorHealth
+    evaluator_notes: list[str]
+    tallies: dict[str, _GateTally]
+    weeks: dict[str, _WeekTally]  # the gate events' spend, before the runs add theirs
+    completion: CompletionHealth | None
+    memory: MemoryHealth
+    harness: list[HarnessChange]
+
+
+@dataclass
+class _Progress:
+    """Where the one pass over the events got to: enough to go on with lines appended
+    since (``_resume``) instead of reading every shard again. Kept beside the figures."""
+
+    shards: list[list[Any]]  # [path, blob id, size] of each event shard, stored order
+    events: int
+    latest_features: list[Any] | None  # [ts, data]
+    duplicates: int
+    harness: list[list[Any]]  # [ts, data], stored order
+    last_gate_ts: str | None  # the latest gate event folded (time order)
+    fold: GateFold
+    weeks: dict[str, _WeekTally]  # the gate events' spend
+    memory_trees: list[list[Any]]  # [stream, tree id]: what ``memory`` was computed from
+    memory: MemoryHealth
+    evaluated: int  # verdicts ``evaluator`` was computed from
+    evaluator: EvaluatorHealth
+    evaluator_notes: list[str]
+
+    def scan(self) -> EventScan:
+        """The scan these figures stand for, without its gate events."""
+        latest = self.latest_features
+        return EventScan(events=self.events, duplicates_prevented=self.duplicates,
+                         latest_features=None if latest is None else (latest[0], latest[1]),
+                         harness=[(ts, data) for ts, data in self.harness])
+
+    def to_json(self) -> dict[str, Any]:
+        fold = self.fold
+        return {
+            "shards": self.shards, "events": self.events,
+            "latest_features": self.latest_features, "duplicates": self.duplicates,
+            "harness": self.harness, "last_gate_ts": self.last_gate_ts,
+            "fold": {
+                "tallies": {g: dataclasses.asdict(t) for g, t in fold.tallies.items()},
+                "started": fold.started, "pending_self": fold.pending_self,
+                "verdicts": [[v.ts, v.gate, v.path, v.overall, v.scores] for v in fold.verdicts],
+                "gap_rows": [list(row) for row in fold.gap_rows],
+                "intervals": fold.intervals, "blocks": dict(fold.blocks),
+                "unavailable": fold.unavailable, "judged": dict(fold.judged),
+            },
+            "weeks": {k: dataclasses.asdict(w) for k, w in self.weeks.items()},
+            "memory_trees": self.memory_trees, "memory": self.memory.model_dump(mode="json"),
+            "evaluated": self.evaluated, "evaluator": self.evaluator.model_dump(mode="json"),
+            "evaluator_notes": self.evaluator_notes,
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> _Progress:
+        raw = body["fold"]
+        fold = GateFold(
+            tallies={str(g): _GateTally(**t) for g, t in raw["tallies"].items()},
+            started={str(g): str(ts) for g, ts in raw["started"].items()},
+            pending_self={str(g): float(v) for g, v in raw["pending_self"].items()},
+            verdicts=[_Verdict(str(ts), str(gate), path, overall, scores)
+                      for ts, gate, path, overall, scores in raw["verdicts"]],
+            gap_rows=[(str(ts), str(gate), float(a), float(b))
+                      for ts, gate, a, b in raw["gap_rows"]],
+            intervals=[float(v) for v in raw["intervals"]],
+            blocks=Counter({str(k): int(v) for k, v in raw["blocks"].items()}),
+            unavailable=int(raw["unavailable"]),
+            judged=Counter({str(k): int(v) for k, v in raw["judged"].items()}))
+        shards = body["shards"]
+        if not all(isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
+                   and isinstance(e[1], str) and isinstance(e[2], int) for e in shards):
+            raise TypeError("shards")
+        latest = body["latest_features"]
+        if latest is not None and not (isinstance(latest, list) and len(latest) == 2
+                                       and isinstance(latest[1], dict)):
+            raise TypeError("latest_features")
+        if not all(isinstance(h, list) and len(h) == 2 and isinstance(h[1], dict)
+                   for h in body["harness"]):
+            raise TypeError("harness")
+        return cls(
+            shards=shards, events=int(body["events"]), latest_features=latest,
+            duplicates=int(body["duplicates"]), harness=body["harness"],
+            last_gate_ts=body["last_gate_ts"], fold=fold,
+            weeks={str(k): _WeekTally(**w) for k, w in body["weeks"].items()},
+            memory_trees=body["memory_trees"],
+            memory=MemoryHealth.model_validate(body["memory"]),
+            evaluated=int(body["evaluated"]),
+            evaluator=EvaluatorHealth.model_validate(body["evaluator"]),
+            evaluator_notes=[str(n) for n in body["evaluator_notes"]])
+
+
+def _memory_trees(ledger: Ledger, tree: Any) -> list[list[Any]]:
+    from meridian import gitio
+    from meridian.memory.schemas import KINDS
+
+    out: list[list[Any]] = []
+    for spec in KINDS.values():
+        entry = gitio.tree_entry(ledger.repo, tree, spec.stream)
+        out.append([spec.stream, None if entry is None else str(entry.id)])
+    return out
+
+
+def _parse_part(path: str, blob: bytes) -> list[Any]:
+    """``shard_records``' items for ``blob`` (whole lines of one shard)."""
+    body = blob.decode("utf-8", errors="replace").rstrip("\n")
+    if not body:
+        return []
+    try:
+        return cast(list[Any], json.loads("[" + body.replace("\n", ",") + "]"))
+    except ValueError:
+        return [_parse_line(line) for line in body.split("\n")]
+
+
+def _event_figures(ledger: Ledger, tip: Any) -> tuple[_EventFigures, EventScan | None]:
+    """The event figures at ``tip``: from the kept progress when it is of this tree, or
+    goes on cleanly with the lines appended since (``_resume``); else from one pass over
+    every shard (then the scan is returned too: its notes, and the states' fallback,
+    need it)."""
+    kept = _FiguresKept(ledger, tip)
+    tree = ledger.tree(tip)
+    tree_id = str(tree.id)
+    loaded = kept.load()
+    resumed = None
+    if loaded is not None:
+        try:
+            resumed = loaded[1] if loaded[0] == tree_id else _resume(ledger, tip, tree,
+                                                                     loaded[1])
+        except (KeyError, ValueError, TypeError):
+            resumed = None  # a kept shard no longer there, an id that is not one
+    scan: EventScan | None = None
+    if resumed is None:
+        scan = EventScan()
+        shards: list[list[Any]] = []
+        for path in ledger.shards(EVENTS, at=tip):
+            blob = gitio_blob(ledger, tree, path)
+            if blob is None:
+                continue
+            shards.append([path, blob[0], len(blob[1])])
+            if blob[1]:
+                scan_items(scan, path, _parse_part(path, blob[1]))
+        scan.gate_events.sort(key=lambda event: event[0])
+        costs = _Costs()
+        fold = GateFold()
+        fold_into(fold, scan.gate_events, costs)
+        resumed = _Progress(
+            shards=shards, events=scan.events,
+            latest_features=None if scan.latest_features is None else list(scan.latest_features),
+            duplicates=scan.duplicates_prevented,
+            harness=[[ts, data] for ts, data in scan.harness],
+            last_gate_ts=scan.gate_events[-1][0] if scan.gate_events else None,
+            fold=fold, weeks=costs.weeks, memory_trees=[], memory=MemoryHealth(),
+            evaluated=-1, evaluator=EvaluatorHealth(), evaluator_notes=[])
+    changed = _finish(ledger, tip, tree, resumed, scan)
+    figures = _EventFigures(
+        events=resumed.events, gates=gate_health(resumed.fold), evaluator=resumed.evaluator,
+        evaluator_notes=resumed.evaluator_notes, tallies=resumed.fold.tallies,
+        weeks={key: dataclasses.replace(w) for key, w in resumed.weeks.items()},
+        completion=completion_health(resumed.scan()), memory=resumed.memory,
+        harness=harness_health(resumed.scan()))
+    if (loaded is None or loaded[0] != tree_id or changed) and (scan is None or not scan.corrupt):
+        # A corrupt line sends the gate states to the scan (``gate_states``): such a
+        # history is aggregated every time (``meridian verify`` says what to repair).
+        kept.save(tree_id, resumed)
+    return figures, scan
+
+
+def gitio_blob(ledger: Ledger, tree: Any, path: str) -> tuple[str, bytes] | None:
+    """(blob id, bytes) of ``path`` in ``tree``, None when it is not a blob there."""
+    from meridian import gitio
+
+    obj = gitio.tree_entry(ledger.repo, tree, path)
+    if obj is None:
+        return None
+    data = gitio.blob_data(obj)
+    return None if data is None else (str(obj.id), data)
+
+
+def _finish(ledger: Ledger, tip: Any, tree: Any, progress: _Progress,
+            scan: EventScan | None) -> bool:
+    """Bring the memory and evaluator figures up to date with the events folded;
+    whether anything had to be computed."""
+    changed = False
+    trees = _memory_trees(ledger, tree)
+    if trees != progress.memory_trees:
+        progress.memory = memory_health(ledger, tip, scan or progress.scan())
+        progress.memory_trees = trees
+        changed = True
+    progress.memory.duplicates_prevented = progress.duplicates
+    fold = progress.fold
+    if progress.evaluated != len(fold.verdicts):
+        notes: list[str] = []
+        progress.evaluator = evaluator_health(ledger, tip, fold.verdicts,
+                                              _gap_points(fold.gap_rows), notes)
+        progress.evaluator_notes = notes
+        progress.evaluated = len(fold.verdicts)
+        changed = True
+    return changed
+
+
+def _resume(ledger: Ledger, tip: Any, tree: Any, progress: _Progress) -> _Progress | None:
+    """``progress`` gone on with the event lines appended since it was kept, or None when
+    the history did not only grow that way (a shard edited or gone, lines added before
+    the last kept shard, a corrupt line, a gate event older than the latest folded):
+    then every shard is read again. The result equals one pass over every shard: the
+    new lines come after the old in stored order, and their gate events after the old
+    in time order (the pass's sort is stable)."""
+    import hashlib
+
+    paths = ledger.shards(EVENTS, at=tip)
+    old = progress.shards
+    if len(paths) < len(old):
+        return None
+    for index, (path, blob, _size) in enumerate(old[:-1]):
+        if paths[index] != path or str(tree[path].id) != blob:
+            return None
+    parts: list[tuple[str, bytes]] = []
+    shards = [list(entry) for entry in old]
+    if old:
+        path, blob, size = old[-1]
+        if paths[len(old) - 1] != path:
+            return None
+        if str(tree[path].id) != blob:
+            now = gitio_blob(ledger, tree, path)
+            if now is None or len(now[1]) < size or (size and now[1][size - 1:size] != b"\n"):
+                return None
+            prefix = now[1][:size]
+            if hashlib.sha1(b"blob %d\0" % size + prefix,
+                            usedforsecurity=False).hexdigest() != blob:
+                return None
+            parts.append((path, now[1][size:]))
+            shards[-1] = [path, now[0], len(now[1])]
+    for path in paths[len(old):]:
+        now = gitio_blob(ledger, tree, path)
+        if now is None:
+            return None
+        parts.append((path, now[1]))
+        shards.append([path, now[0], len(now[1])])
+    delta = EventScan()
+    for path, data in parts:
+        scan_items(delta, path, _parse_part(path, data))
+    if delta.corrupt:
+        return None
+    delta.gate_events.sort(key=lambda event: event[0])
+    if delta.gate_events and progress.last_gate_ts is not None \
+            and delta.gate_events[0][0] < progress.last_gate_ts:
+        return None
+    costs = _Costs(weeks=progress.weeks)
+    fold_into(progress.fold, delta.gate_events, costs)
+    progress.shards = shards
+    progress.events += delta.events
+    if delta.latest_features is not None and (
+            progress.latest_features is None
+            or delta.latest_features[0] >= progress.latest_features[0]):
+        progress.latest_features = list(delta.latest_features)
+    progress.duplicates += delta.duplicates_prevented
+    progress.harness.extend([ts, data] for ts, data in delta.harness)
+    if delta.gate_events:
+        progress.last_gate_ts = delta.gate_events[-1][0]
+    return progress
+
+
+class _FiguresKept:
+    """The progress of the pass over the events (``_Progress``), kept in
+    ``.git/meridian/health-<branch>.json`` with the tree it was computed at. A report at
+    that same tree (content-addressed: the events, verdict documents and memory) takes
+    its figures from it; one after new events goes on from it with the appended lines
+    (``_resume``), so ``health`` costs its start-up and what is new, not a pass over
+    every event.
+
+    A display cache, never trust (docs/security.md): a file whose first line is not the
+    sha256 of the rest, that does not parse, of another format or Meridian version, or
+    that does not validate as the report's models is ignored and every shard read
+    again; ``_resume`` goes on only from a history that only grew after it. Gate states
+    are never taken from it (``gate_states`` re-derives them from the snapshot, whose
+    passes are re-checked on their commits); a forged file (checksum recomputed) can
+    change the figures shown, never a gate's state."""
+
+    VERSION = 1
+
+    def __init__(self, ledger: Ledger, tip: Any) -> None:
+        from meridian import __version__
+
+        self.key = {"version": self.VERSION, "meridian": __version__}
+        self.path = ledger.local_dir / f"health-{ledger.branch.replace('/', '__')}.json"
+
+    def load(self) -> tuple[str, _Progress] | None:
+        """(the tree id it was computed at, the progress), or None."""
+        import hashlib
+
+        try:
+            data = self.path.read_bytes()
+            digest, _, body_bytes = data.partition(b"\n")
+            if hashlib.sha256(body_bytes).hexdigest().encode() != digest:
+                return None
+            body = json.loads(body_bytes)
+            if body["key"] != self.key or not isinstance(body["tree"], str):
+                return None
+            return body["tree"], _Progress.from_json(body["progress"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # pydantic's ValidationError is a ValueError
+
+    def save(self, tree: str, progress: _Progress) -> None:
+        import hashlib
+
+        body = json.dumps({"key": self.key, "tree": tree, "progress": progress.to_json()},
+                          separators=(",", ":")).encode()
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            os.replace(temporary, self.path)
+        except OSError:
+            temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
 
 
 def _cost_health(costs: _Costs, tallies: dict[str, _GateTally], agents: CostLine,
