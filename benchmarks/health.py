@@ -6,7 +6,11 @@ self-score, failed verdict, submit, passed verdict) with their verdict documents
 Claude Code session events, patterns re-validated, corrections, episodic memory, and
 --runs evaluation runs (saved through the run store). Then times, interleaved:
 
-- health --json (process)          the whole command in a fresh process
+- health --json (process)          the whole command in a fresh process, the state
+                                   unchanged since the last report (its kept pass is
+                                   the answer: ``aggregate._FiguresKept``)
+- health --json, new event         the same right after one more event is appended
+  (process)                        (untimed): the kept pass goes on with the new lines
 - parse every shard (process)      the reference: a fresh process that reads every
                                    JSONL shard of the branch and parses every line
 - build_report + JSON (in process) the aggregation alone
@@ -15,7 +19,8 @@ Claude Code session events, patterns re-validated, corrections, episodic memory,
     python benchmarks/health.py [--events 100000] [--runs 20] [--rounds 5]
 
 Target (issue #17): health --json <= 1.2x parsing every shard (CPU), and not growing
-with the number of stored runs (compare two --runs values).
+with the number of stored runs (compare two --runs values); judged for both the
+unchanged state and the state one event later.
 """
 
 from __future__ import annotations
@@ -192,9 +197,17 @@ def main() -> int:
             subprocess.run([sys.executable, "-c", PARSE_EVERY_SHARD, str(path)], check=True,
                            capture_output=True)
 
+        appended = [0]
+
+        def new_event() -> None:
+            appended[0] += 1
+            ledger.emit("session.started", {"session": f"bench-{appended[0]}",
+                                            "source": "claude"})
+
         contenders = {
             "parse every shard (process)": _bench.Contender(parse_every_shard),
             "health --json (process)": _bench.Contender(command),
+            "health --json, new event (process)": _bench.Contender(command, setup=new_event),
             "parse event shards (in process)": _bench.Contender(parse_in_process),
             "build_report + JSON (in process)": _bench.Contender(aggregate),
         }
@@ -204,6 +217,10 @@ def main() -> int:
         value = _bench.ratio(timings["health --json (process)"],
                              timings["parse every shard (process)"])[0]
         ok = _bench.verdict("health --json vs parsing every shard, CPU", value, 1.2)
+        value = _bench.ratio(timings["health --json, new event (process)"],
+                             timings["parse every shard (process)"])[0]
+        ok &= _bench.verdict("health --json one event later vs parsing every shard, CPU",
+                             value, 1.2)
     return 0 if ok else 1
 
 

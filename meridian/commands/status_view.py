@@ -143,10 +143,11 @@ def strict_problems(document: dict[str, Any]) -> list[str]:
 
 def answer(json_output: bool, strict: bool) -> int | None:
     """Print the status from the view and return the exit code; None: derive it."""
-    located = _locate()
-    if located is None:
+    try:
+        located = _locate()
+        body = None if located is None else load(*located)
+    except Exception:  # noqa: BLE001 - a .git that cannot be read this way: derive it
         return None
-    body = load(*located)
     if body is None:
         return None
     document = body["document"]
@@ -163,11 +164,9 @@ def answer(json_output: bool, strict: bool) -> int | None:
 
 def key_now(facts: dict[str, Any]) -> tuple[Path, Path, Path, dict[str, Any]] | None:
     """(root, git dir, common dir, key) for the project the full path is about to derive."""
-    located = _locate()
-    if located is None:
-        return None
     try:
-        return (*located, view_key(*located, facts))
+        located = _locate()
+        return None if located is None else (*located, view_key(*located, facts))
     except Exception:  # noqa: BLE001 - a file that cannot be read: no view
         return None
 

@@ -452,11 +452,23 @@ def _gap_points(rows: list[tuple[str, str, float, float]]) -> list[GapPoint]:
         if len(gaps) > GAP_WINDOW:
             window_sum -= gaps[-GAP_WINDOW - 1]
         size = min(len(gaps), GAP_WINDOW)
-        # Built without validation: thousands of points, every field computed just above.
-        points.append(GapPoint.model_construct(
-            ts=ts, gate=gate, self_score=self_score, overall=overall, gap=round(gap, 4),
-            rolling_mean=round(window_sum / size, 4)))
-    return points
+        points.append({"ts": ts, "gate": gate, "self_score": self_score, "overall": overall,
+                       "gap": round(gap, 4), "rolling_mean": round(window_sum / size, 4)})
+    # Thousands of points: validated as one list (pydantic-core builds them about twice
+    # as fast as a ``model_construct`` call each; every field is a str or float already).
+    return _gap_list().validate_python(points)
+
+
+_GAP_LIST: Any = None
+
+
+def _gap_list() -> Any:
+    global _GAP_LIST
+    if _GAP_LIST is None:
+        from pydantic import TypeAdapter
+
+        _GAP_LIST = TypeAdapter(list[GapPoint])
+    return _GAP_LIST
 
 
 class _EventView:
