@@ -10,8 +10,11 @@ time:
                     src/module.py (gate core, in progress: allowed)
 - PreToolUse deny   the same for docs/guide.md (gate docs is locked: denied, and a
                     gate.blocked event is appended)
-- status            `meridian status` (answered from its view after the first run:
-                    nothing it shows changed)
+- status            `meridian status` in a project of its own (no PreToolUse deny
+                    appends events there), so nothing it shows changed since the last
+                    run: answered from its view (``commands/status_view.py``)
+- status, new event the same right after one more event is appended (untimed): the
+                    view's key no longer matches and the status is derived in full
 - why               `meridian why core` (the gate's story: its events in ledger order)
 - owners            `meridian owners src/module.py docs/guide.md`
 - python floor      the same interpreter running `pass` (start-up alone)
@@ -76,6 +79,19 @@ def status(root: Path) -> _bench.Contender:
     return command(root, "status")
 
 
+def status_after_event(root: Path) -> _bench.Contender:
+    from meridian.ledger import Ledger
+
+    ledger = Ledger.open(root)
+    count = [0]
+
+    def new_event() -> None:
+        count[0] += 1
+        ledger.emit("session.started", {"session": f"bench-{count[0]}", "source": "claude"})
+
+    return _bench.Contender(command(root, "status").run, setup=new_event)
+
+
 def _judge(name: str, timings: _bench.Timings, budget_ms: float) -> bool:
     """A latency target holds for the CPU spent and for the time the caller waits (wall:
     disk reads and process start-up a CPU figure leaves out)."""
@@ -101,7 +117,10 @@ def main() -> int:
             root = _bench.make_project(Path(tmp) / f"p{size}", size, claude=True)
             contenders[f"PreToolUse allow @{size:,}"] = pre_tool_use(root, "src/module.py", False)
             contenders[f"PreToolUse deny @{size:,}"] = pre_tool_use(root, "docs/guide.md", True)
-            contenders[f"status @{size:,}"] = status(root)
+            alone = _bench.make_project(Path(tmp) / f"s{size}", size)
+            contenders[f"status @{size:,}"] = status(alone)
+            contenders[f"status, new event @{size:,}"] = status_after_event(
+                _bench.make_project(Path(tmp) / f"e{size}", size))
             contenders[f"why @{size:,}"] = command(root, "why", "core")
             # docs/guide.md belongs to the locked gate docs: refused, exit 2
             contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
@@ -115,6 +134,8 @@ def main() -> int:
                 ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
         largest = max(sizes)
         ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
+        ok &= _judge(f"status, new event @{largest:,}",
+                     timings[f"status, new event @{largest:,}"], 200.0)
     return 0 if ok else 1
 
 
