@@ -178,7 +178,14 @@ def test_the_report_over_10k_events_is_unchanged(tmp_path: Path, case: str) -> N
         GOLDEN.write_bytes(gzip.compress(json.dumps(kept, sort_keys=True, indent=1).encode(),
                                          mtime=0))
     golden = json.loads(gzip.decompress(GOLDEN.read_bytes()))[case]
-    assert document == golden["json"]
-    assert text == golden["text"]
+    expected = _without_commit(golden["json"], golden["text"])
+    assert _without_commit(document, text) == expected
     # Again, from whatever the first report left cached: the same report.
-    assert _documents(ledger, root) == (golden["json"], golden["text"])
+    assert _without_commit(*_documents(ledger, root)) == expected
+
+
+def _without_commit(document: dict[str, Any], text: str) -> tuple[dict[str, Any], str]:
+    """The report less the state commit's id, which follows the ledger's shard layout
+    (the size a shard is closed at), not the figures."""
+    commit = str(document["commit"])
+    return {**document, "commit": None}, text.replace(commit[:12], "<commit>")
