@@ -24,23 +24,26 @@ Redaction of a JSON-like value is structural: every string (and every mapping ke
 cleaned, and the value of a key naming a secret is replaced whole, so the result keeps
 its shape and still validates.
 
-Speed: one combined prefilter decides whether a string can hold a secret at all
-(almost all text cannot, and costs one regex scan), and results are memoised per
-distinct string, so a 10 MB output repeated across a run is scanned once.
+Speed: a combined prefilter (``_may_hold_plain_secret``: one scan of the text, one of
+its lower case) decides whether a short string can hold a secret at all (almost all
+text cannot), so the individual patterns run only where it finds something; results
+are memoised per distinct string, so a run document's keys, statuses and grader
+names, and a 10 MB output repeated across a run, are cleaned once.
 """
 
 from __future__ import annotations
 
 import binascii
+import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["MARK", "Redactions", "find_secrets", "has_secret", "redact", "redact_bytes",
-           "redact_text", "secret_key"]
+__all__ = ["MARK", "Redactions", "SecretLeft", "dump_clean", "find_secrets", "has_secret",
+           "redact", "redact_bytes", "redact_text", "secret_key"]
 
 MARK = "[REDACTED:{kind}]"
 _MARK_PREFIX = "[REDACTED"
@@ -151,6 +154,54 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
 
 _BASIC_NEEDLES = ("basic",)
+_IGNORECASE_KINDS = frozenset(kind for kind, pattern, _ in _PATTERNS
+                              if pattern.flags & re.IGNORECASE)
+
+# The combined prefilter: two scans (one over the text, one over its lower case) that
+# find every place where any pattern above could match. A string they find nothing in
+# holds no plain-text secret, and the individual patterns are not run over it (almost
+# all text: ids, statuses, grader names, prose). Each alternative is a part of the text
+# that every match of its pattern contains: its literal prefix, or the needle that
+# already gates a case-insensitive pattern (``_PATTERNS``' needles, "basic", the head
+# of an assignment), so the filter can only let more through, never less;
+# ``tests/test_redact_prefilter.py`` checks that over the secret corpus and generated
+# variants. Base64-encoded secrets are the separate step (``_may_encode_secret``).
+# Keep it in step with _PATTERNS, _ASSIGNMENT_SOURCE, _BASIC_AUTH and _AWS_ID.
+#
+# Literals first in the case-sensitive scan: an alternation of literals is what the
+# regex engine scans fastest (a class first costs twice as much). Long text goes
+# straight to the patterns: each of them skips to its own prefix at C speed, where an
+# alternation of 25 tries every branch at most positions (7 s over 10 MB).
+_PREFILTER_EXACT = re.compile(
+    # the same look-behinds as the patterns, placed after the literal (see above):
+    # "task-1" holds "sk-" but no key starts there
+    r"sk(?:-|_)(?<![A-Za-z0-9].{3})|rk_(?<![A-Za-z0-9].{3})|whsec_(?<![A-Za-z0-9].{6})"
+    r"|(?:AKIA|ASIA|AROA|AIDA|ANPA|AGPA)(?<![A-Z0-9].{4})"
+    r"|gh[pousr]_(?<![A-Za-z0-9].{4})|github_pat_(?<![A-Za-z0-9].{11})"
+    r"|xox(?<![A-Za-z0-9].{3})|xapp-(?<![A-Za-z0-9].{5})|gl(?<![A-Za-z0-9].{2})(?:pat|dt|rt|ptt|cbt|soat)-"
+    r"|AIza(?<![A-Za-z0-9].{4})|hf_(?<![A-Za-z0-9].{3})|npm_(?<![A-Za-z0-9].{4})"
+    r"|pypi-(?<![A-Za-z0-9].{5})|SG\.(?<![A-Za-z0-9].{3})|eyJ(?<![A-Za-z0-9_-].{3})"
+    r"|-----BEGIN |Q~|://"
+)
+# Over the lower-cased text, where the case-insensitive patterns look for their needles.
+# An assignment's head: every _SECRET_WORD ends in one of these words.
+_PREFILTER_LOWER = re.compile(
+    r"accountkey=|sharedaccess|sig=|bearer|basic"
+    r"|(?:password|passwd|passphrase|pwd|secret|key|token|credentials?)[\"']?\s*[:=]"
+)
+_PREFILTER_MAX = 4096  # longer text is not prefiltered (see above)
+
+
+def _may_hold_plain_secret(text: str) -> bool:
+    """False only when no pattern of ``_clean_plain`` can match ``text``."""
+    if len(text) > _PREFILTER_MAX or _PREFILTER_EXACT.search(text) is not None:
+        return True
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        # A character whose lower case is longer: the assignment pattern then runs
+        # case-insensitively over the text itself (rare; not prefiltered).
+        return True
+    return _PREFILTER_LOWER.search(lowered) is not None
 
 
 @dataclass
@@ -185,8 +236,44 @@ def has_secret(text: str) -> bool:
     return bool(_clean_cached(text)[1])
 
 
-@lru_cache(maxsize=8192)
-def _clean_cached(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+_Cleaned = tuple[str, tuple[tuple[str, int], ...]]
+# The memo: one entry per distinct string (a run document repeats the same keys, grader
+# names and statuses tens of thousands of times, and a document is checked again after
+# it is redacted). Bounded by entries and by the characters it keeps alive; emptied
+# when either bound is passed. Strings longer than _MEMO_LONG go to a small LRU.
+_MEMO: dict[str, _Cleaned] = {}
+_MEMO_MAX_ENTRIES = 200_000
+_MEMO_MAX_CHARS = 64 * 1024 * 1024
+_MEMO_LONG = 4096
+_memo_chars = 0
+_NOTHING: tuple[tuple[str, int], ...] = ()
+
+
+def _clean_cached(text: str) -> _Cleaned:
+    global _memo_chars
+    hit = _MEMO.get(text)
+    if hit is not None:
+        return hit
+    if len(text) > _MEMO_LONG:
+        return _clean_long(text)
+    result = _clean_uncached(text)
+    if len(_MEMO) >= _MEMO_MAX_ENTRIES or _memo_chars > _MEMO_MAX_CHARS:
+        _MEMO.clear()
+        _memo_chars = 0
+    _MEMO[text] = result
+    _memo_chars += len(text) + (0 if result[0] is text else len(result[0]))
+    return result
+
+
+@lru_cache(maxsize=64)
+def _clean_long(text: str) -> _Cleaned:
+    return _clean_uncached(text)
+
+
+def _clean_uncached(text: str) -> _Cleaned:
+    if (len(text) <= _PREFILTER_MAX and not _may_hold_plain_secret(text)
+            and not _may_encode_secret(text)):
+        return text, _NOTHING  # nothing in it can be a secret: the common case
     tally = Redactions()
     clean = _clean(text, tally)
     return clean, tuple(sorted(tally.counts.items()))
@@ -196,12 +283,17 @@ def _clean(text: str, tally: Redactions) -> str:
     return _clean_encoded(_clean_plain(text, tally), tally)
 
 
+def _may_encode_secret(text: str) -> bool:
+    """Whether some base64 run of ``text`` decodes to a secret (``_clean_encoded``'s test)."""
+    return any(_encodes_secret(run) for run in set(_BASE64_RUN.findall(text)))
+
+
 def _clean_plain(text: str, tally: Redactions) -> str:
     """Every secret written in plain text (not the base64 step)."""
     lowered: str | None = None
     for kind, pattern, needles in _PATTERNS:
         if needles:
-            if pattern.flags & re.IGNORECASE:
+            if kind in _IGNORECASE_KINDS:
                 lowered = lowered if lowered is not None else text.lower()
                 haystack = lowered
             else:
@@ -373,6 +465,8 @@ def _encodes_secret(run: str) -> bool:
 
 
 def _has_plain_secret(text: str) -> bool:
+    if not _may_hold_plain_secret(text):
+        return False
     tally = Redactions()
     _clean_plain(text, tally)
     return bool(tally.total)
@@ -388,23 +482,122 @@ def secret_key(key: str) -> bool:
 
 def redact(value: Any, found: Redactions | None = None) -> Any:
     """A copy of a JSON-like value with every string, and every secret-named key's value, redacted."""
-    tally = found if found is not None else Redactions()
-    if isinstance(value, str):
-        return redact_text(value, tally)
-    if isinstance(value, Mapping):
+    return _walk(value, found if found is not None else Redactions())
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _text(text: str, tally: Redactions, leftovers: set[str] | None = None) -> str:
+    hit = _MEMO.get(text)
+    if hit is None:
+        hit = _clean_cached(text)
+    if hit[1]:
+        for kind, n in hit[1]:
+            tally.add(kind, n)
+        if leftovers is not None:  # what the final scan would find in the cleaned text
+            leftovers.update(find_secrets(hit[0], assignments=False))
+    return hit[0]
+
+
+def _walk(value: Any, tally: Redactions, leftovers: set[str] | None = None) -> Any:
+    # Exact types first (a run document is ~1M values); subclasses take the general path.
+    kind = type(value)
+    if kind is str or isinstance(value, str):
+        return _text(value, tally, leftovers)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            clean_key = redact_text(key, tally) if isinstance(key, str) else key
-            already_clean = isinstance(item, str) and item.startswith(_MARK_PREFIX)
-            if (isinstance(key, str) and item not in (None, "", [], {}) and not already_clean
-                    and not isinstance(item, bool) and secret_key(key)):
-                tally.add("secret-value")
-                item = MARK.format(kind="secret-value")
-            out[clean_key] = redact(item, tally)
+            if isinstance(key, str):
+                clean_key = _text(key, tally, leftovers)
+                if (secret_key(key) and item not in (None, "", [], {})
+                        and not (isinstance(item, str) and item.startswith(_MARK_PREFIX))
+                        and not isinstance(item, bool)):
+                    tally.add("secret-value")
+                    item = MARK.format(kind="secret-value")
+            else:
+                clean_key = key
+            item_kind = type(item)
+            if item_kind is str:
+                out[clean_key] = _text(item, tally, leftovers)
+            elif item_kind in _SCALARS:
+                out[clean_key] = item
+            else:
+                out[clean_key] = _walk(item, tally, leftovers)
         return out
-    if isinstance(value, list | tuple):
-        return [redact(item, tally) for item in value]
+    if kind is list or isinstance(value, list | tuple):
+        return [_text(item, tally, leftovers) if type(item) is str
+                else item if type(item) in _SCALARS else _walk(item, tally, leftovers)
+                for item in value]
     return value
+
+
+class SecretLeft(Exception):
+    """A secret is still visible after redaction (``kinds``: what was found)."""
+
+    def __init__(self, kinds: list[str]) -> None:
+        super().__init__(", ".join(kinds))
+        self.kinds = kinds
+
+
+def dump_clean(value: Any, serialise: Callable[[Any], bytes], found: Redactions | None = None,
+               *, redact_first: bool = True) -> bytes:
+    """``value`` redacted (unless ``redact_first`` is False), checked and serialised.
+
+    Raises ``SecretLeft`` when a string or key of the value written still holds a secret
+    (the ``name: value`` heuristic left out: JSON's own ``"api_key": null`` would trip
+    it). The check is fused into the redaction walk: a string redaction left unchanged
+    is clean by definition, one it changed is scanned again. With ``redact_first``
+    False the value is only checked (every string and key), never changed.
+
+    The bytes returned are remembered by digest, so the ledger's write boundary
+    (``redact_bytes``) writes exactly these bytes without parsing and redacting them a
+    second time. Only this function vouches, for what ``serialise`` made of the value
+    it has just walked.
+    """
+    leftovers: set[str] = set()
+    tally = found if found is not None else Redactions()
+    if redact_first:
+        clean = _walk(value, tally, leftovers)
+    else:
+        clean = value
+        _scan(value, leftovers)
+    if leftovers:
+        raise SecretLeft(sorted(leftovers))
+    data = serialise(clean)
+    _vouch(data)
+    return data
+
+
+def _scan(value: Any, leftovers: set[str]) -> None:
+    kind = type(value)
+    if kind is str or isinstance(value, str):
+        hit = _MEMO.get(value) or _clean_cached(value)
+        if hit[1]:
+            leftovers.update(find_secrets(value, assignments=False))
+    elif kind is dict or isinstance(value, Mapping):
+        for key, item in value.items():
+            _scan(key, leftovers)
+            if type(item) not in _SCALARS:
+                _scan(item, leftovers)
+    elif kind is list or isinstance(value, list | tuple):
+        for item in value:
+            if type(item) not in _SCALARS:
+                _scan(item, leftovers)
+
+
+_VOUCHED: dict[bytes, None] = {}  # digests of what dump_clean returned, oldest first
+_VOUCHED_MAX = 64
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def _vouch(data: bytes) -> None:
+    _VOUCHED[_digest(data)] = None
+    while len(_VOUCHED) > _VOUCHED_MAX:
+        del _VOUCHED[next(iter(_VOUCHED))]
 
 
 def redact_bytes(data: bytes, path: str = "", found: Redactions | None = None) -> bytes:
@@ -412,7 +605,11 @@ def redact_bytes(data: bytes, path: str = "", found: Redactions | None = None) -
 
     A ``.json`` document is redacted structurally (it stays valid JSON, indented as
     Meridian writes documents); other UTF-8 text as text; binary data is left alone.
+    Bytes ``dump_clean`` returned in this process are written as they are (it redacted
+    and checked them a moment ago).
     """
+    if _VOUCHED and _digest(data) in _VOUCHED:
+        return data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from meridian.redact import (
     MARK,
     Redactions,
+    SecretLeft,
+    dump_clean,
     find_secrets,
     has_secret,
     redact,
@@ -17,5 +19,5 @@ from meridian.redact import (
     secret_key,
 )
 
-__all__ = ["MARK", "Redactions", "find_secrets", "has_secret", "redact", "redact_bytes",
-           "redact_text", "secret_key"]
+__all__ = ["MARK", "Redactions", "SecretLeft", "dump_clean", "find_secrets", "has_secret",
+           "redact", "redact_bytes", "redact_text", "secret_key"]

@@ -166,36 +166,20 @@ def checked_bytes(run: runfile.Run, *, portable: bool = False) -> bytes:
     scan of a 10 MB output); the ``name: value`` heuristic is left out, as JSON's own
     ``"api_key": null`` would trip it.
     """
-    document = runfile.to_document(run.portable() if portable else run)
-    return _checked(run.run_id, document)
+    document = runfile.document(run.portable() if portable else run)
+    return _dump(run.run_id, document, redact_first=False)
 
 
-def _checked(run_id: str | None, document: dict[str, Any]) -> bytes:
-    """``document`` serialised as ``runfile.dumps`` does, once its strings and keys are
-    shown clean (a JSON round trip leaves strings as they are, so the document itself is
-    scanned, not the bytes parsed back)."""
-    import json
-
-    leftovers: set[str] = set()
-
-    def scan(value: Any) -> None:
-        if isinstance(value, str):
-            if redact.has_secret(value):
-                leftovers.update(redact.find_secrets(value, assignments=False))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                scan(key)
-                scan(item)
-        elif isinstance(value, list):
-            for item in value:
-                scan(item)
-
-    scan(document)
-    if leftovers:
-        raise MeridianError(f"run {run_id}: refusing to write it: {', '.join(sorted(leftovers))} "
-                            "still present after redaction")
-    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-            + "\n").encode("utf-8")
+def _dump(run_id: str | None, document: dict[str, Any], found: redact.Redactions | None = None,
+          *, redact_first: bool = True) -> bytes:
+    """``document`` (redacted first unless told not to) serialised as ``runfile.dumps``
+    does, once its strings and keys are shown clean."""
+    try:
+        return redact.dump_clean(document, runfile.dumps_document, found,
+                                 redact_first=redact_first)
+    except redact.SecretLeft as exc:
+        raise MeridianError(f"run {run_id}: refusing to write it: {', '.join(exc.kinds)} "
+                            "still present after redaction") from None
 
 
 def index_data(run: runfile.Run) -> dict[str, Any]:
@@ -219,18 +203,19 @@ def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
     """Redact ``run`` and commit it with its index record as one commit."""
     if run.run_id is None:
         raise MeridianError("a run needs a run_id before it is saved")
+    run_id = run.run_id
     found = redact.Redactions()
-    # The document is built once and redacted once; only when redaction replaced
-    # something is the run rebuilt from the redacted values (still a valid run).
-    document_value = redact.redact(runfile.to_document(run), found)
+    # The document is built once, redacted and checked in one walk, serialised once
+    # (and the ledger's write boundary writes those bytes without redacting them
+    # again). Only when redaction replaced something is the run rebuilt from the
+    # redacted values (still a valid run) and its document made again from it.
+    document = _dump(run_id, runfile.document(run), found)
     if found.total:
         found = redact.Redactions()
         clean = redacted(run, found)
-        document_value = runfile.to_document(clean)
+        document = _dump(run_id, runfile.document(clean))
     else:
         clean = run
-    run_id = run.run_id
-    document = _checked(run_id, document_value)
     record = ledger.record("eval.run", index_data(clean))
     if redact.find_secrets(record.line(), assignments=False):
         raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")

@@ -113,13 +113,13 @@ def test_a_changed_task_changes_only_its_own_block_and_the_summary() -> None:
         difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes()
         if tag != "equal"
     ]
-    # Each task is one block in "results", opened by a line "    {" at depth 2.
+    # Each task is one line of "results" (its definition and trials), in suite order.
     results_at = old_lines.index('  "results": [')
-    starts = [i for i, line in enumerate(old_lines) if line == "    {" and i > results_at]
-    block_start, block_end = starts[3], starts[4]  # t3's block
+    task_line = results_at + 1 + 3  # t3's line
+    assert json.loads(old_lines[task_line].rstrip(","))["task"]["id"] == "t3"
     summary_start = old_lines.index('  "summary": {')
     for _, i1, i2 in changed:
-        in_block = block_start <= i1 and i2 <= block_end
+        in_block = (i1, i2) == (task_line, task_line + 1)
         in_summary = summary_start <= i1
         assert in_block or in_summary, old_lines[i1:i2]
     assert changed
@@ -222,3 +222,21 @@ def test_trials_that_reported_no_usage_are_counted_and_flagged() -> None:
                        trajectory, offline=True)
     assert score.passed and score.detail.endswith("[no usage reported: cost unknown, counted as $0]")
     assert score.metadata["usage_reported"] is False
+
+
+def test_the_layout_is_indented_json_with_one_line_per_task_and_old_files_still_read() -> None:
+    run = make_run({"a": "pass", "b": "fail"})
+    data = runfile.dumps(run)
+    text = data.decode()
+    lines = text.splitlines()
+    assert lines[0] == "{" and lines[1].startswith('  "version": ')
+    start = lines.index('  "results": [')
+    assert [json.loads(line.rstrip(","))["task"]["id"] for line in lines[start + 1:start + 3]] \
+        == ["a", "b"]
+    assert lines[start + 3] == "  ],"
+    # The same document as the fully indented layout of older Meridians, key for key.
+    old_layout = json.dumps(runfile.to_document(run), indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(data) == json.loads(old_layout)
+    assert list(json.loads(data)) == list(json.loads(old_layout))  # version first, sorted
+    assert runfile.loads(old_layout.encode(), "old.json") == run
+    assert runfile.loads(data, "new.json") == run
