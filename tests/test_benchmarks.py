@@ -20,6 +20,8 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
                           "--disk-appends", "20"], "verify one new commit at 300 records"),
     ("runner_overhead.py", ["--tasks", "20", "--repeat", "1", "--sizes", "10", "--save-tasks", "50"],
      "save a 50-task run"),
+    ("eval_compare.py", ["--tasks", "100", "--rounds", "1"],
+     "eval compare of two 100-task runs vs json.loads + diff"),
     ("health.py", ["--events", "2000", "--runs", "1", "--rounds", "1"],
      "health --json vs parsing every shard"),
     ("hook_latency.py", ["--events", "50,200", "--rounds", "1"],

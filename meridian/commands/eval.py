@@ -152,20 +152,34 @@ def _ledger() -> Any:
     return Ledger.open(".")
 
 
-def _load_ref(ledger: Any, ref: str) -> tuple[Any, str]:
-    """(Run, label): a run on the state branch, or an exported run file."""
+def _load_ref(ledger: Any, ref: str, *, for_compare: bool = False) -> tuple[Any, str]:
+    """(Run, label): a run on the state branch, or an exported run file. ``for_compare``:
+    a run on the branch may come back as the lighter view compare reads
+    (``store.load_for_compare``)."""
     from pathlib import Path
 
     from meridian.evals import run as runfile
     from meridian.evals import store
 
     path = Path(ref)
-    if path.is_file() and (path.suffix == ".json" or "/" in ref):
+    if _is_run_file(ref):
         return runfile.loads(path.read_bytes(), ref), ref
     if ledger is None:
         ledger = _ledger()
+    if for_compare:
+        entries = store.index(ledger, include_pruned=True)
+        run_id = store.resolve(ledger, ref, entries)
+        return store.load_for_compare(ledger, run_id, entries), run_id
     run_id = store.resolve(ledger, ref)
     return store.load_run(ledger, run_id), run_id
+
+
+def _is_run_file(ref: str) -> bool:
+    """Whether ``ref`` names a run file rather than a run on the state branch."""
+    from pathlib import Path
+
+    path = Path(ref)
+    return path.is_file() and (path.suffix == ".json" or "/" in ref)
 
 
 def _write_file(path_text: str, data: bytes | str) -> None:
@@ -590,9 +604,9 @@ def _trace(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from meridian.evals import compare as cmp
 
-    ledger = None
-    a, a_label = _load_ref(ledger, args.a)
-    b, b_label = _load_ref(ledger, args.b)
+    ledger = None if _is_run_file(args.a) and _is_run_file(args.b) else _ledger()
+    a, a_label = _load_ref(ledger, args.a, for_compare=True)
+    b, b_label = _load_ref(ledger, args.b, for_compare=True)
     result = cmp.compare(a, b, a_ref=a_label, b_ref=b_label, force=args.force)
     import sys
 

@@ -54,6 +54,7 @@ from typing import Any, Literal
 from meridian.errors import MeridianError
 from meridian.evals import stats
 from meridian.evals.run import Run, TaskEntry
+from meridian.evals.runview import EntryView, RunView
 
 ALPHA = 0.05
 
@@ -73,7 +74,7 @@ class Metrics:
     usage_unreported: int = 0  # graded trials whose agent reported no tokens and no cost
 
     @classmethod
-    def of(cls, run: Run) -> Metrics:
+    def of(cls, run: Run | RunView) -> Metrics:
         """Headline figures over the run's graded trials (infra errors are not measured)."""
         summary = run.summary
         graded = [t for entry in run.results for t in entry.graded]
@@ -188,16 +189,27 @@ class Comparison:
         return data
 
 
-def _manifest(run: Run) -> dict[str, str]:
+def _manifest(run: Run | RunView) -> dict[str, str]:
     """task id -> definition hash of the run's whole suite (older files: its results)."""
     if run.suite.tasks:
         return dict(run.suite.tasks)
     return {entry.task_id: entry.task.definition_hash() for entry in run.results}
 
 
-def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = None,
-            force: bool = False) -> Comparison:
-    """Compare candidate ``a`` with reference ``b`` (refs label them in the output)."""
+def compare(a: Run | RunView, b: Run | RunView, *, a_ref: str | None = None,
+            b_ref: str | None = None, force: bool = False) -> Comparison:
+    """Compare candidate ``a`` with reference ``b`` (refs label them in the output).
+
+    Either may be a ``RunView`` (``store.load_for_compare``): the same answers from
+    the fields compare reads."""
+    from meridian.evals import nogc
+
+    with nogc.paused():
+        return _compare(a, b, a_ref=a_ref, b_ref=b_ref, force=force)
+
+
+def _compare(a: Run | RunView, b: Run | RunView, *, a_ref: str | None, b_ref: str | None,
+             force: bool) -> Comparison:
     a_name = a_ref or a.run_id or "A"
     b_name = b_ref or b.run_id or "B"
     if a.suite.name != b.suite.name and not force:
@@ -223,17 +235,16 @@ def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = Non
     for entry in a.results:
         other = b_entries.get(entry.task_id)
         _note_infra(result, entry, "A")
-        mine = entry.task.definition_hash()
         if other is None:
             if entry.task_id not in b_suite:
                 result.added.append(entry.task_id)
-            elif b_suite[entry.task_id] != mine:
+            elif b_suite[entry.task_id] != entry.task.definition_hash():
                 result.changed.append(entry.task_id)
             else:
                 result.not_in_baseline.append(entry.task_id)
             continue
         _note_infra(result, other, "B")
-        if other.task.definition_hash() != mine:
+        if not _same_definition(entry, other):
             result.changed.append(entry.task_id)
             continue
         result.compared += 1
@@ -265,7 +276,14 @@ def compare(a: Run, b: Run, *, a_ref: str | None = None, b_ref: str | None = Non
     return result
 
 
-def _note_infra(result: Comparison, entry: TaskEntry, side: str) -> None:
+def _same_definition(a: TaskEntry | EntryView, b: TaskEntry | EntryView) -> bool:
+    """Whether the two tasks have the same definition hash."""
+    if isinstance(a, EntryView) and isinstance(b, EntryView):
+        return a.task.same_definition(b.task)
+    return a.task.definition_hash() == b.task.definition_hash()
+
+
+def _note_infra(result: Comparison, entry: TaskEntry | EntryView, side: str) -> None:
     errors = [t.error or "infra error" for t in entry.trials if t.status == "infra_error"]
     if errors:
         result.infra.append(InfraNote(entry.task_id, side, len(errors), errors[0]))

@@ -377,6 +377,13 @@ def export_bytes(run: Run) -> bytes:
 
 def loads(data: bytes | str, source: str) -> Run:
     """Parse a run file; RunFileError names ``source`` and the problem."""
+    from meridian.evals import nogc
+
+    with nogc.paused():
+        return _loads(data, source)
+
+
+def _loads(data: bytes | str, source: str) -> Run:
     try:
         raw = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from meridian import records
 from meridian.errors import MeridianError
-from meridian.evals import redact
+from meridian.evals import nogc, redact, runview
 from meridian.evals import run as runfile
 from meridian.ledger import Ledger, Write
 
@@ -103,6 +103,10 @@ class RunIndexData(BaseModel):
     pass_rate: float | None = None
     cost_usd: float = 0.0
     figures: RunFigures | None = None  # absent on runs saved before it was recorded
+    # The git blob id of the document as save_run wrote it: compare reads a document
+    # that still hashes to it without validating every task (``runview``). Absent on
+    # runs saved before it was recorded (those are validated in full).
+    blob: str | None = None
 
 
 @records.register("eval.pruned")
@@ -182,10 +186,17 @@ def _dump(run_id: str | None, document: dict[str, Any], found: redact.Redactions
                             "still present after redaction") from None
 
 
-def index_data(run: runfile.Run) -> dict[str, Any]:
+def blob_id(data: bytes) -> str:
+    """The git blob id of ``data`` (what git names the object holding it)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def index_data(run: runfile.Run, blob: str | None = None) -> dict[str, Any]:
     assert run.run_id is not None
     summary = run.summary
-    return RunIndexData(
+    data = RunIndexData(
         run_id=run.run_id, path=run_path(run.run_id), suite=run.suite.name,
         suite_hash=run.suite.hash, agent=run.agent.name, agent_version=run.agent.version,
         agent_spec=run.agent.spec, created_at=run.created_at,
@@ -195,12 +206,20 @@ def index_data(run: runfile.Run) -> dict[str, Any]:
         merged_from=run.merged_from, interrupted=run.interrupted, tasks=summary.tasks,
         trials=summary.trials, passed=summary.passed, failed=summary.failed,
         infra_errors=summary.infra_errors, pass_rate=summary.pass_rate, cost_usd=summary.cost_usd,
-        figures=run_figures(run),
+        figures=run_figures(run), blob=blob,
     ).model_dump(mode="json")
+    if blob is None:
+        del data["blob"]
+    return data
 
 
 def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
     """Redact ``run`` and commit it with its index record as one commit."""
+    with nogc.paused():
+        return _save_run(ledger, run)
+
+
+def _save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
     if run.run_id is None:
         raise MeridianError("a run needs a run_id before it is saved")
     run_id = run.run_id
@@ -216,7 +235,7 @@ def save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
         document = _dump(run_id, runfile.document(clean))
     else:
         clean = run
-    record = ledger.record("eval.run", index_data(clean))
+    record = ledger.record("eval.run", index_data(clean, blob_id(document)))
     if redact.find_secrets(record.line(), assignments=False):
         raise MeridianError(f"run {run.run_id}: refusing to write its index record: secret left")
     graded = clean.summary.passed + clean.summary.failed
@@ -261,10 +280,33 @@ def load_run(ledger: Ledger, run_id: str) -> runfile.Run:
     return runfile.loads(data, f"{ledger.branch}:{path}")
 
 
-def resolve(ledger: Ledger, ref: str) -> str:
+def load_for_compare(ledger: Ledger, run_id: str,
+                     entries: list[IndexEntry] | None = None) -> runfile.Run | runview.RunView:
+    """Run ``run_id`` as ``compare`` reads it: a ``RunView`` when the document is still
+    the one save_run wrote (its bytes hash to the blob id of its index record), else
+    the fully validated ``Run`` (``load_run``), refused when invalid. ``entries``: the
+    index, when the caller has read it already."""
+    path = run_path(run_id)
+    data = ledger.read(path)
+    if data is None:
+        return load_run(ledger, run_id)
+    source = f"{ledger.branch}:{path}"
+    every = entries if entries is not None else index(ledger, include_pruned=True)
+    written = next((e.data.blob for e in every if e.run_id == run_id), None)
+    if written is not None and blob_id(data) == written:
+        try:
+            with nogc.paused():
+                return runview.read(data, source)
+        except runview.NotAsWritten:
+            pass  # read in full below: its error names the field
+    return runfile.loads(data, source)
+
+
+def resolve(ledger: Ledger, ref: str, entries: list[IndexEntry] | None = None) -> str:
     """The run id ``ref`` names: ``latest``, ``latest~N``, ``baseline:NAME``, a baseline
-    name, a full id, or a unique id prefix."""
-    every = index(ledger, include_pruned=True)
+    name, a full id, or a unique id prefix. ``entries``: the index (with pruned runs),
+    when the caller has read it already."""
+    every = entries if entries is not None else index(ledger, include_pruned=True)
     if not every:
         raise MeridianError(f"no evaluation runs on {ledger.branch} yet "
                             "(run `meridian eval run SUITE --agent A`)")
