@@ -24,14 +24,25 @@ interleaved one call at a time:
 
 - allow Write @N    src/module.py (gate core, in progress): allowed
 - allow Bash @N     ``pytest -q tests && git status`` (writes nothing): allowed
-- deny Write @N     docs/guide.md (gate docs, locked behind core): denied, and a
-                    ``gate.blocked`` event appended (the state tip moves)
+- deny Write @N     docs/guide.md (gate docs, locked behind core): denied, after an
+                    untimed deny (the view current); its ``gate.blocked`` event is
+                    spooled and recorded by a child the hook does not wait for
 - allow Write after a deny @N
-                    src/module.py right after an untimed deny, whose gate.blocked event
-                    moved the state tip: the deny rewrites the view after its block, so
-                    this shows whether the allow after it is still decided from the view
-                    (the plain allows above run after an untimed allow, so their place
-                    in the round never decides which path they take)
+                    src/module.py right after an untimed deny, once its block is
+                    recorded: the block moved the state tip and the drainer re-keyed the
+                    view, so this shows whether the allow after it is still decided from
+                    the view (the plain allows above run after an untimed allow, so their
+                    place in the round never decides which path they take)
+- allow Write after a new event @N
+                    src/module.py right after a ``gate.blocked`` event written in this
+                    process, as a CLI command moves the state tip
+- record a spooled block @N
+                    what the deny's child does after the answer, in a process of its own
+                    (``block_spool.drain_at``; the child itself starts from the hook's
+                    interpreter, so it costs less than this)
+
+Before each operation the spools are drained (untimed): a drainer never runs beside a
+timed contender, as a tool call comes seconds after the last one.
 - python floor      ``python -c pass`` through the same shell
 
     python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12] [--skip-commit]
@@ -55,6 +66,7 @@ from pathlib import Path
 
 import _bench
 
+from meridian.hooks import block_spool
 from meridian.ledger import Ledger
 
 FRAMEWORK_CONFIG = """\
@@ -153,10 +165,28 @@ def pre_tool_use(root: Path, tool: str, value: str, deny: bool) -> _bench.Conten
     return _bench.Contender(run)
 
 
+def settle(projects: dict[int, Project]) -> None:
+    """Wait (untimed) until the blocks the denies spooled are recorded: their detached
+    drainer must not run beside the next contender (it is timed on its own below)."""
+    for project in projects.values():
+        block_spool.drain_here(project.root)
+
+
+def spool_block(project: Project) -> None:
+    """Spool one block as a deny decided from the view does."""
+    block_spool.put(project.root / ".git", {
+        "root": str(project.root), "branch": "meridian/state", "source": "claude",
+        "reason": "Meridian: docs/guide.md belongs to gate docs, which is locked",
+        "gate": "docs", "files": ["docs/guide.md"], "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse", "session": "bench-session", "tool": "Write"}})
+
+
 def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
     floor = f"{shlex.quote(sys.executable)} -c pass"
     out = {"python floor": _bench.Contender(
         lambda: subprocess.run(floor, shell=True, check=True))}
+    drain = ("import sys; from pathlib import Path; from meridian.hooks import block_spool; "
+             "block_spool.drain_at(Path(sys.argv[1]))")
     for size, project in projects.items():
         write = pre_tool_use(project.root, "Write", "src/module.py", False)
         shell = pre_tool_use(project.root, "Bash", "pytest -q tests && git status", False)
@@ -165,11 +195,39 @@ def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contende
         # before them in the round never decides which path they take ...
         out[f"allow Write @{size:,}"] = _bench.Contender(write.run, setup=write.run)
         out[f"allow Bash @{size:,}"] = _bench.Contender(shell.run, setup=shell.run)
-        out[f"deny Write @{size:,}"] = deny
-        # ... and the allow right after an untimed deny's gate.blocked event (the deny
-        # rewrites the view after its block: this checks the allow still finds it)
+        # ... the deny after an untimed deny (the view current: no new state since) ...
+        out[f"deny Write @{size:,}"] = _bench.Contender(deny.run, setup=deny.run)
+        # ... the allow right after an untimed deny's gate.blocked event (the block is
+        # recorded after the deny answers, and the view re-keyed to the tip it moved to:
+        # this checks the allow still finds it) ...
         out[f"allow Write after a deny @{size:,}"] = _bench.Contender(write.run, setup=deny.run)
+        # ... the allow right after a command that moved the state tip (an event written
+        # in this process, as `meridian gate ...` would) ...
+        out[f"allow Write after a new event @{size:,}"] = _bench.Contender(
+            write.run, setup=project.new_event)
+        # ... and what recording a deny's block costs in a process of its own (the deny's
+        # child does it after answering, from an interpreter already started: less)
+        out[f"record a spooled block @{size:,}"] = _bench.Contender(
+            lambda root=project.root: subprocess.run(
+                [sys.executable, "-P", "-c", drain, str(root)], check=True),
+            setup=lambda project=project: spool_block(project))
+    for name, contender in out.items():
+        # (a spooled block's setup leaves it spooled: that is what its contender records)
+        contender.setup = _settled(projects, contender.setup, after=not name.startswith("record"))
     return out
+
+
+def _settled(projects: dict[int, Project], setup: Callable[[], object] | None, *,
+             after: bool) -> Callable[[], None]:
+    """``setup`` with the spools drained before it (and after it, for a deny's): each
+    contender runs alone, as a tool call seconds after the last one does."""
+    def run() -> None:
+        settle(projects)
+        if setup is not None:
+            setup()
+            if after:
+                settle(projects)
+    return run
 
 
 def _judge(name: str, timings: _bench.Timings, budget_ms: float) -> bool:
@@ -207,12 +265,17 @@ def main() -> int:
                                      timings["framework"])[0]
                 ok &= _bench.verdict(
                     f"commit after a new state event @{size:,} vs framework, CPU", value, 1.0)
-        timings = _bench.interleave(claude_contenders(projects), rounds=args.rounds, per_round=1)
+        try:
+            timings = _bench.interleave(claude_contenders(projects), rounds=args.rounds,
+                                        per_round=1)
+        finally:
+            settle(projects)  # no drainer may outlive the projects
         _bench.table(f"Claude Code PreToolUse, the settings' command through the shell "
                      f"({args.rounds} rounds, interleaved)", timings, reference="python floor")
         for size in sizes:
             for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
-                                 ("allow Write after a deny", 60.0), ("deny Write", 100.0)):
+                                 ("allow Write after a deny", 60.0),
+                                 ("allow Write after a new event", 60.0), ("deny Write", 100.0)):
                 ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
                              budget)
     return 0 if ok else 1

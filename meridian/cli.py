@@ -187,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise MeridianError(f"-C {args.repo_path}: {exc.strerror}") from None
         if not hasattr(args, "func"):
             args.func = _load(args.command).run
+        # blocks a Claude Code deny spooled and has not recorded yet: every command reads
+        # (and every hook verifies) the branch with them (meridian.hooks.block_spool)
+        from meridian.hooks.block_spool import drain_here
+
+        drain_here()
         return int(args.func(args))
     except MeridianError as exc:
         print(f"meridian: {exc}", file=sys.stderr)

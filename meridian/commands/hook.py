@@ -89,15 +89,31 @@ def _undecided(event: str, problem: str) -> int:
     return 1
 
 
-def _allowed_by_view(payload: str) -> bool:
-    """Whether the cached view proves the call allowed (``hooks.claude_view``: standard
-    library only). Anything else, a problem with the view included, is decided in full."""
+def _decided_by_view(payload: str) -> object | None:
+    """What the cached view proves (``hooks.claude_view.decide``: standard library only):
+    ``ALLOWED``, a ``Denied`` (its block spooled), or None. Anything else, a problem with
+    the view included, is decided in full."""
     try:
         from meridian.hooks import claude_view
 
-        return claude_view.allows(payload)
+        return claude_view.decide(payload)
     except Exception:  # noqa: BLE001 - the full path decides, and fails closed
-        return False
+        return None
+
+
+def _answer_from_view(decided: object) -> int:
+    """Answer what the view decided; a deny's block is recorded after the answer is out
+    (``block_spool.record_soon``: the spool keeps it until then)."""
+    import sys
+
+    from meridian.hooks import block_spool, claude_view
+
+    if not isinstance(decided, claude_view.Denied):
+        return 0
+    code = decided.reply.emit(sys.stdout, sys.stderr)
+    sys.stdout.flush()
+    block_spool.record_soon(decided.root)
+    return code
 
 
 def run_claude(event: str, extra: list[str]) -> int:
@@ -115,8 +131,12 @@ def run_claude(event: str, extra: list[str]) -> int:
         signal.alarm(DEADLINE_S)
     try:
         payload = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        if event == "PreToolUse" and _allowed_by_view(payload):
-            return 0
+        if event == "PreToolUse":
+            decided = _decided_by_view(payload)
+            if decided is not None:
+                if timed:
+                    signal.alarm(0)
+                return _answer_from_view(decided)
         from meridian.hooks import claude
 
         reply = claude.handle(event, payload)

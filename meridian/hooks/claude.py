@@ -36,6 +36,7 @@ import fnmatch
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
@@ -174,6 +175,7 @@ def handle(event: str, payload_text: str) -> Reply:
         located = _locate(payload)
         if located is None:
             return ALLOW  # not a git repository with a work tree: nothing to enforce
+        _drain_spool(located)
         if event == "PreToolUse":
             malformed = _malformed_tool_input(located.payload)
             if malformed is not None:
@@ -209,6 +211,22 @@ def handle(event: str, payload_text: str) -> Reply:
         where = _log_traceback(exc)
         return undecided(event, f"{event} hook failed: {type(exc).__name__}: {exc} "
                          f"(traceback in {where})")
+
+
+def _drain_spool(located: Located) -> None:
+    """Record the blocks a deny decided from the view left spooled (``block_spool``)
+    before deciding: nothing a killed drainer left behind is lost, and the state this
+    call reads includes them. A problem there never changes this call's decision."""
+    from meridian.hooks import block_spool
+
+    try:
+        block_spool.drain(located.repo)
+    except Exception as exc:  # noqa: BLE001 - logged; the spool keeps the blocks
+        with contextlib.suppress(OSError):
+            log = _meridian_dir(located) / "error.log"
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"meridian hook claude: spooled blocks not recorded: "
+                             f"{type(exc).__name__}: {exc}\n")
 
 
 def _refresh_view(located: Located) -> None:
@@ -1122,10 +1140,34 @@ def pre_tool_use(context: Context) -> Reply:
         return deny(f"Meridian: {', '.join(named[:5])} belongs to gate {', '.join(gates)}; "
                     f"{gone[0]}. Do not write it now; {gone[1]}.")
     from meridian.hooks.gate_view import locked_gates, path_decisions
-    from meridian.hooks.precommit import need_step
 
+    refusal = locked_refusal(
+        context, paths, owners, unreadable, anywhere,
+        lambda found: path_decisions(context.repo, context.facts, found),
+        lambda gates: locked_gates(context.repo, context.facts, gates))
+    if refusal is None:
+        return ALLOW
+    reason, gate, files = refusal
+    tool = str(context.payload.get("tool_name"))
+    _block(context, context.facts.branch, reason, gate=gate, files=files, event="PreToolUse",
+           extra={"tool": tool})
+    return deny(reason)
+
+
+def locked_refusal(context: Context, paths: list[str], owners: dict[str, list[str]],
+                   unreadable: dict[str, list[str]], anywhere: list[str],
+                   decisions: Callable[[list[str]], list[Any]],
+                   locked_of: Callable[[list[str]], dict[str, list[tuple[str, str]]]],
+                   ) -> tuple[str, str, list[str]] | None:
+    """(reason, gate, files) when what ``gate_writes`` found writes a locked gate's files,
+    else None. Gate states come from ``decisions`` (``gate_view.path_decisions`` of some
+    paths) and ``locked_of`` (``gate_view.locked_gates`` of some gates): the full path
+    asks the snapshot, the cached view (``claude_view``) its phases, and one rule decides."""
+    from meridian.hooks.gate_view import need_step
+
+    owners = {gate: list(files) for gate, files in owners.items()}
     # The shared-file rule (gate_view.decide_path): refused only when every owner is locked.
-    refused = [d for d in path_decisions(context.repo, context.facts, paths) if not d.allowed]
+    refused = [d for d in decisions(paths) if not d.allowed]
     for decision in refused:
         owners.setdefault(next(iter(decision.unmet)), []).append(decision.path)
     locked = {gate: unmet for d in refused for gate, unmet in d.unmet.items()}
@@ -1135,11 +1177,11 @@ def pre_tool_use(context: Context) -> Reply:
     if anywhere:
         others += [g for g in _gates_with_files(context) if g not in locked and g not in others]
     if others:
-        locked.update(locked_gates(context.repo, context.facts, others))
+        locked.update(locked_of(others))
     locked = {g: u for g, u in locked.items() if g in owners or g in unreadable
               or (anywhere and g in others)}
     if not locked:
-        return ALLOW
+        return None
     gate, unmet = next(iter(locked.items()))
     unmet_text = ", ".join(f"{need} ({state})" for need, state in unmet)
     if gate in owners:
@@ -1162,10 +1204,7 @@ def pre_tool_use(context: Context) -> Reply:
                   "Meridian cannot read before it runs (a shell expansion, a glob, an inline "
                   f"script), so it is denied. Do not write those files now; "
                   f"{need_step(*unmet[0])}.")
-    tool = str(context.payload.get("tool_name"))
-    _block(context, context.facts.branch, reason, gate=gate, files=files, event="PreToolUse",
-           extra={"tool": tool})
-    return deny(reason)
+    return reason, gate, files
 
 
 # --- Stop / SubagentStop ------------------------------------------------------------------

@@ -49,7 +49,8 @@ from meridian.hooks.project import _fingerprint, _from_json, _to_json
 if TYPE_CHECKING:
     from meridian.hooks.project import ProjectFacts
 
-VIEW_VERSION = 2  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
+VIEW_VERSION = 3  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
+# 3: the gates' phases (a deny decided from the view)
 VIEW_NAME = "claude-view"
 HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more
@@ -169,28 +170,46 @@ def load_view(common: Path, root: Path) -> dict[str, Any] | None:
 
 def allows(payload_text: str) -> bool:
     """True when the view proves this PreToolUse call is allowed (and the subagent's
-    writes are noted, as the full path does); False: decide in full. Raises nothing
-    the caller must handle differently from False."""
+    writes are noted, as the full path does); False: decide in full."""
+    return decide(payload_text) is ALLOWED
+
+
+class Denied:
+    """A deny the view proved: the reply, and the block to record after answering."""
+
+    def __init__(self, reply: claude.Reply, root: Path) -> None:
+        self.reply, self.root = reply, root
+
+
+ALLOWED = claude.ALLOW
+
+
+def decide(payload_text: str) -> claude.Reply | Denied | None:
+    """``ALLOWED`` when the view proves this PreToolUse call allowed; a ``Denied`` when it
+    proves it writes a locked gate's files (the block already spooled, ``block_spool``);
+    None: decide in full. Raises nothing the caller must handle differently from None."""
     payload = json.loads(payload_text)
     if not isinstance(payload, dict) or claude._malformed_tool_input(payload) is not None:
-        return False
+        return None
     cwd, roots = claude.project_candidates(payload)
     if not roots:
-        return True  # no git work tree anywhere: the full path allows it too (nothing to enforce)
+        return ALLOWED  # no git work tree anywhere: the full path allows it too (nothing to enforce)
     root = roots[0]
     dirs = git_dirs(root)
     if dirs is None:
-        return False
+        return None
     gitdir, common = dirs
     body = load_view(common, root)
     if body is None or body["key"]["root"] != str(root):
-        return False
+        return None
     if view_key(root, gitdir, common, body["facts"]) != body["key"] or body["key"]["tip"] is None:
-        return False  # no state branch: the full path decides (and says why)
+        return None  # no state branch: the full path decides (and says why)
     facts = _from_json(root, body["facts"])
     context = claude.Context(payload=payload, repo=cast(Any, None), root=root, cwd=cwd,
                              facts=facts, common=common)
-    return _allowed(context, body)
+    if _allowed(context, body):
+        return ALLOWED
+    return _denied(context, body)
 
 
 def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
@@ -224,12 +243,95 @@ def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
     return True
 
 
+def fixed_locks(facts: ProjectFacts, phases: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The gates locked whatever the work tree holds -> their unmet needs as (need, state),
+    exactly as ``derive_states`` gives them: a gate never started whose needs, and their
+    needs in turn, include no passed gate. Staleness (the work tree) only ever changes a
+    passed gate's state, so without one in the closure every state follows from the
+    phases: each need is unmet, an open need with needs of its own is itself locked."""
+    needs = {g.id: g.needs for g in facts.gates}
+
+    def state(gate: str) -> str:
+        phase = phases.get(gate, "open")
+        return ("locked" if needs.get(gate) else "open") if phase == "open" else phase
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    for gate in facts.gates:
+        if not gate.needs or phases.get(gate.id, "open") != "open":
+            continue
+        closure, pending = set(), list(gate.needs)
+        while pending:
+            need = pending.pop()
+            if need not in closure:
+                closure.add(need)
+                pending.extend(needs.get(need, ()))
+        if any(phases.get(g, "open") == "passed" or g not in needs for g in closure):
+            continue
+        out[gate.id] = [(need, state(need)) for need in gate.needs]
+    return out
+
+
+def _denied(context: claude.Context, body: dict[str, Any]) -> Denied | None:
+    """A deny of a locked gate's files the view proves (the full path's rule and reason,
+    ``claude.locked_refusal``, on the view's phases), its block spooled; None otherwise:
+    a harness location, a hook bypass, a command writing anywhere, or a gate whose lock
+    depends on the work tree (a passed gate among its needs) go to the full path."""
+    facts = context.facts
+    phases = body.get("phases")
+    if not facts.gates or not facts.is_active(claude.LOCKED_RULE) or not isinstance(phases, dict):
+        return None
+    command = claude._command(context)
+    if command is not None:
+        from meridian.hooks.bash_writes import hook_bypasses
+
+        if hook_bypasses(command, state_branch=claude.bypass_branch(command, facts.branch)):
+            return None
+    targets = claude._targets(context, removals=True)
+    if targets.anywhere:
+        return None
+    harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
+                                  fold=context.folds_case)
+    files, unreadable = claude.harness_hits(context, harness, targets, facts.files)
+    if files or unreadable:
+        return None  # the harness rule comes first, and words its own reason
+    fixed = fixed_locks(facts, phases)
+    may_lock = set(body["may_lock"])
+
+    def locked_of(gates: list[str]) -> dict[str, list[tuple[str, str]]]:
+        if any(g in may_lock and g not in fixed for g in gates):
+            raise LookupError("a lock that depends on the work tree")
+        return {g: fixed[g] for g in gates if g in fixed}
+
+    from meridian.hooks.gate_view import decisions_from
+
+    paths, owners, unreadable_paths = claude.gate_writes(context, targets)
+    try:
+        refusal = claude.locked_refusal(
+            context, paths, owners, unreadable_paths, [],
+            lambda found: decisions_from(facts, found, locked_of,
+                                         lambda g: str(phases.get(g, "open"))),
+            locked_of)
+    except LookupError:
+        return None
+    if refusal is None:
+        return None  # not a lock after all: the full path decides (and rewrites the view)
+    reason, gate, files = refusal
+    from meridian.hooks import block_spool
+
+    block_spool.put(context.common or context.root, {
+        "root": str(context.root), "branch": facts.branch, "source": claude.SOURCE,
+        "reason": reason, "gate": gate, "files": files or None, "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse", "session": context.session,
+                  "tool": str(context.payload.get("tool_name"))}})
+    return Denied(claude.deny(reason), context.root)
+
+
 # --- writing the view (the full path) ---------------------------------------------------
 
 
-def may_lock(repo: Any, facts: ProjectFacts) -> tuple[str | None, list[str]]:
+def may_lock(repo: Any, facts: ProjectFacts) -> tuple[str | None, list[str], dict[str, str]]:
     """(the state tip the answer is for, the gates that are or may become locked before
-    the state branch moves): see the module docstring."""
+    the state branch moves, every gate's phase): see the module docstring."""
     from meridian.gates.snapshot import load_snapshot
 
     needy = [g.id for g in facts.gates if g.needs]
@@ -244,7 +346,8 @@ def may_lock(repo: Any, facts: ProjectFacts) -> tuple[str | None, list[str]]:
         statuses = derive_states(Ledger(repo, facts.branch), load_graph(facts.root),
                                  check_stale=False, folds=snapshot.gate_folds())
         taken_back = {g for g in passed if statuses[g].stale_needs}
-    return snapshot.tip, [g for g in needy if snapshot.phase(g) == "open" or g in taken_back]
+    return (snapshot.tip, [g for g in needy if snapshot.phase(g) == "open" or g in taken_back],
+            {g.id: snapshot.phase(g.id) for g in facts.gates})
 
 
 def refresh(context: claude.Context) -> bool:
@@ -266,18 +369,23 @@ def refresh(context: claude.Context) -> bool:
     facts = load_facts(repo, context.root)  # the facts for the files as they are now
     facts_json = _to_json(facts)
     before = view_key(context.root, gitdir, common, facts_json)
-    tip, gates = may_lock(repo, facts)
+    tip, gates, phases = may_lock(repo, facts)
     if tip is None or tip != before["tip"]:
         return False
-    body = {"key": before, "facts": facts_json, "may_lock": gates,
+    body = {"key": before, "facts": facts_json, "may_lock": gates, "phases": phases,
             "harness": [[str(p), n] for p, n in
                         claude.repository_harness(context, facts.files, facts.branch)]}
     if view_key(context.root, gitdir, common, facts_json) != before:
         return False
-    target = view_path(common, context.root)
+    write_view(common, context.root, body)
+    return True
+
+
+def write_view(common: Path, root: Path, body: dict[str, Any]) -> None:
+    """Store ``body`` (key, facts, may_lock, phases, harness) with its checksum."""
+    target = view_path(common, root)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)},
                                     sort_keys=True), encoding="utf-8")
     os.replace(temporary, target)
-    return True

@@ -9,11 +9,12 @@ incrementally) and fall back on the gates package's own ``derive_states`` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from meridian import gitio
 from meridian.hooks.project import ProjectFacts
+
+if TYPE_CHECKING:  # imported where used: the PreToolUse view decides without pygit2
+    from meridian import gitio
 
 
 def locked_gates(repo: gitio.Repository, facts: ProjectFacts, gates: list[str], *,
@@ -69,15 +70,29 @@ def owner_states(statuses: dict[str, Any]) -> tuple[dict[str, str], dict[str, li
 PASSED_PHASES = ("passed", "stale")  # a verdict bound to the file would go stale
 
 
-@dataclass
+# Plain classes, not dataclasses (``dataclasses`` imports ``inspect``): the PreToolUse
+# view (``claude_view``) decides a deny with this rule before every tool call.
+
+
 class PathDecision:
     """What committing (or writing) one path does, by the rule above."""
 
-    path: str
-    owners: list[tuple[str, str]]  # (gate, state), dependency order; [] for no gate
-    allowed: bool
-    unmet: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # refused: gate -> unmet needs
-    goes_stale: list[str] = field(default_factory=list)  # passed owners the change makes stale
+    def __init__(self, path: str, owners: list[tuple[str, str]], allowed: bool,
+                 unmet: dict[str, list[tuple[str, str]]] | None = None,
+                 goes_stale: list[str] | None = None) -> None:
+        self.path = path
+        self.owners = owners  # (gate, state), dependency order; [] for no gate
+        self.allowed = allowed
+        self.unmet = {} if unmet is None else unmet  # refused: gate -> unmet needs
+        self.goes_stale = [] if goes_stale is None else goes_stale  # passed owners made stale
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PathDecision) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathDecision({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @property
     def effect(self) -> str:
@@ -101,6 +116,19 @@ class PathDecision:
                 "locked": {g: [{"need": n, "state": s} for n, s in u]
                            for g, u in self.unmet.items()},
                 "effect": self.effect}
+
+
+def need_step(gate: str, state: str) -> str:
+    """The command that moves an unmet need forward, by its state."""
+    step = {
+        "open": f"start {gate} first: meridian gate start {gate}",
+        "in_progress": f"finish {gate} first: meridian gate submit {gate}",
+        "failed": f"fix {gate} first (meridian why {gate}), then: meridian gate submit {gate}",
+        "stale": f"{gate} changed since it passed: meridian gate submit {gate}",
+        "submitted": f"{gate} awaits its verdict or a human's approval (meridian why {gate})",
+        "locked": f"{gate} is itself locked: `meridian status` shows what comes first",
+    }
+    return step.get(state, f"pass {gate} first (meridian status)")
 
 
 def _unmet_text(unmet: list[tuple[str, str]]) -> str:
@@ -127,24 +155,46 @@ def path_decisions(repo: gitio.Repository, facts: ProjectFacts, paths: list[str]
     a passed owner is known from its events (``passed`` here also covers a passed gate
     that is already stale or awaits its approval).
     """
+    read: list[Any] = []  # the snapshot, read once and only when a phase is asked
+
+    def phase(gate: str) -> str:
+        if not read:
+            from meridian.gates.snapshot import load_snapshot
+
+            read.append(load_snapshot(repo, facts.branch, use_cache=use_cache))
+        return str(read[0].phase(gate))
+
+    return decisions_from(facts, paths,
+                          lambda gates: locked_gates(repo, facts, gates, use_cache=use_cache),
+                          phase)
+
+
+def decisions_from(facts: ProjectFacts, paths: list[str],
+                   locked_of: Callable[[list[str]], dict[str, list[tuple[str, str]]]],
+                   phase_of: Callable[[str], str]) -> list[PathDecision]:
+    """The rule for each of ``paths`` given where gate states come from: ``locked_of``
+    (of some gates, the locked ones -> their unmet needs, as ``locked_gates``) and
+    ``phase_of`` (a gate's phase from its events). ``path_decisions`` reads them from
+    the snapshot; the PreToolUse view from its cached phases."""
     owned = {path: facts.gates_for_path(path) for path in paths}
     gates = [g.id for g in facts.gates if any(g.id in o for o in owned.values())]
     if not gates:
         return [PathDecision(path=p, owners=[], allowed=True) for p in paths]
-    locked = locked_gates(repo, facts, gates, use_cache=use_cache)
-    from meridian.gates.snapshot import load_snapshot
-
-    snapshot = load_snapshot(repo, facts.branch, use_cache=use_cache)
-    state = {g: "locked" if g in locked else snapshot.phase(g) for g in gates}
+    locked = locked_of(gates)
+    state = {g: "locked" if g in locked else phase_of(g) for g in gates}
     return [decide_path(p, [(g, state[g]) for g in owned[p]], locked) for p in paths]
 
 
-@dataclass
 class UnfinishedWork:
-    gate: str
-    summary: str  # one line, for the event
-    instructions: str  # what the agent must do, for Claude
-    files: list[str] = field(default_factory=list)
+    def __init__(self, gate: str, summary: str, instructions: str,
+                 files: list[str] | None = None) -> None:
+        self.gate = gate
+        self.summary = summary  # one line, for the event
+        self.instructions = instructions  # what the agent must do, for Claude
+        self.files = [] if files is None else files
+
+    def __repr__(self) -> str:
+        return f"UnfinishedWork(gate={self.gate!r}, summary={self.summary!r})"
 
 
 def issue_lines(document: Any) -> list[str]:
@@ -180,6 +230,7 @@ def unfinished_work(repo: gitio.Repository, facts: ProjectFacts) -> UnfinishedWo
     (since the verdict, or since the gate was started) without a submission: the
     change was never judged.
     """
+    from meridian import gitio
     from meridian.gates.snapshot import load_snapshot
 
     snapshot = load_snapshot(repo, facts.branch)

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 from meridian import gitio
 from meridian.errors import ConfigError, MeridianError
 from meridian.hooks import report
+from meridian.hooks.gate_view import need_step
 from meridian.hooks.project import ProjectFacts, ledger_problems, load_facts
 from meridian.hooks.report import Refusal
 
@@ -134,19 +135,6 @@ def load_or_refuse(repo: gitio.Repository, root: Path, result: Any, *, use_cache
         return None
     result.branch = facts.branch
     return facts
-
-
-def need_step(gate: str, state: str) -> str:
-    """The command that moves an unmet need forward, by its state."""
-    step = {
-        "open": f"start {gate} first: meridian gate start {gate}",
-        "in_progress": f"finish {gate} first: meridian gate submit {gate}",
-        "failed": f"fix {gate} first (meridian why {gate}), then: meridian gate submit {gate}",
-        "stale": f"{gate} changed since it passed: meridian gate submit {gate}",
-        "submitted": f"{gate} awaits its verdict or a human's approval (meridian why {gate})",
-        "locked": f"{gate} is itself locked: `meridian status` shows what comes first",
-    }
-    return step.get(state, f"pass {gate} first (meridian status)")
 
 
 def _head_text(repo: gitio.Repository, head: gitio.Oid | None, path: str) -> str | None:
@@ -308,6 +296,9 @@ def _record_harness_change(path: str, result: Result) -> None:
 def run(path: str = ".", *, use_cache: bool = True, stderr: TextIO | None = None) -> int:
     """The hook: check, record each refusal, print what was refused and why; 0 or 2."""
     out = stderr or sys.stderr
+    from meridian.hooks.block_spool import drain_here
+
+    drain_here(path)  # blocks a Claude deny left to record: before the branch is verified
     result = check(path, use_cache=use_cache)
     if result.refusals:
         report.record(gitio.open_repo(path), result.branch, result, SOURCE)

@@ -260,16 +260,29 @@ def ledger_problems(repo: gitio.Repository, branch: str, *, use_cache: bool = Tr
 
 def record_block(repo: gitio.Repository, branch: str, *, source: str, reason: str,
                  gate: str | None = None, files: list[str] | None = None,
-                 extra: dict[str, Any] | None = None) -> bool:
+                 extra: dict[str, Any] | None = None, ts: str | None = None,
+                 dedupe: bool = False) -> bool:
     """Append a ``gate.blocked`` event; False when there is no state branch to write to.
 
     A missing branch is not created here: in a fresh clone that would start a second
     history beside the remote's (``meridian init`` adopts the remote's instead).
+    ``ts``: when the block happened (a block recorded after the answer, from
+    ``block_spool``), and ``dedupe`` to skip it when that very record is stored already.
     """
+    return block_commit(repo, branch, source=source, reason=reason, gate=gate, files=files,
+                        extra=extra, ts=ts, dedupe=dedupe) is not False
+
+
+def block_commit(repo: gitio.Repository, branch: str, *, source: str, reason: str,
+                 gate: str | None = None, files: list[str] | None = None,
+                 extra: dict[str, Any] | None = None, ts: str | None = None,
+                 dedupe: bool = False) -> Any:
+    """``record_block``, returning the commit written (None when ``dedupe`` found the
+    record stored already), or False when there is no state branch."""
     if state_tip(repo, branch) is None:
         return False
     from meridian.gates import events  # registers the gate.blocked model: writes are validated
-    from meridian.ledger import Ledger
+    from meridian.ledger import EVENTS, Ledger, Write
 
     data: dict[str, Any] = {"source": source, "reason": reason}
     if gate:
@@ -278,6 +291,13 @@ def record_block(repo: gitio.Repository, branch: str, *, source: str, reason: st
         data["files"] = files
     data.update(extra or {})
     summary = f"gate.blocked {gate or '(no gate)'} by {source}: {reason}"
-    Ledger(repo, branch).emit(events.BLOCKED, data, summary=summary[:200],
-                              trailers={"Meridian-Source": source})
-    return True
+    ledger = Ledger(repo, branch)
+    # what Ledger.emit writes, with the block's own time
+    record = ledger.record(events.BLOCKED, data, ts=ts)
+    tags = {"Meridian-Event": events.BLOCKED}
+    if record.gate:
+        tags["Meridian-Gate"] = record.gate
+    tags["Meridian-Source"] = source
+    tags["Meridian-Record"] = record.id
+    write = Write(summary=summary[:200], trailers=tags, dedupe=dedupe).add(EVENTS, record)
+    return ledger.commit(write).commit

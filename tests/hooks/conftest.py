@@ -105,6 +105,11 @@ def hooked(project: Path, cli: Callable[..., Proc]) -> Path:
 
 
 def blocked_events(root: Path, source: str | None = None) -> list:
+    """The recorded blocks, once what a deny decided from the Claude view spooled is
+    recorded (as every Meridian command does before it reads: ``block_spool``)."""
+    from meridian.hooks.block_spool import drain_here
+
+    drain_here(root)
     found = [r for r in Ledger.open(root).records("events") if r.kind == "gate.blocked"]
     return [r for r in found if source is None or r.data.get("source") == source]
 

@@ -1,0 +1,243 @@
+"""Blocks the PreToolUse hook denied from its cached view, recorded after the answer.
+
+Recording a ``gate.blocked`` event opens the repository and validates the record
+(pygit2 and pydantic: some 150 ms of imports), where the deny itself is decided from
+``claude_view`` in a few. So a deny decided from the view first puts the block in a
+spool, ``.git/meridian/claude-blocks/<ts>-<pid>-<random>.json`` (written then renamed:
+a reader never sees half of one), answers Claude Code, and then records it in a child
+process it does not wait for (``record_soon``). Nothing is lost when that child, or the
+hook, is killed: every Meridian command, git hook and full Claude hook decision drains
+what is still spooled first (``drain_here``, ``drain``), one drainer at a time (an OS
+lock), each block appended with the time it happened and skipped when that very record
+is on the branch already (a drainer killed between its commit and removing the entry).
+
+A block that cannot be recorded (no state branch, a branch held too long) is logged
+to ``.git/meridian/error.log`` and dropped, as the full path's ``claude._block`` does:
+the deny stands either way. The spool is under ``.git/meridian``, a harness location the
+hook denies writes to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from meridian import gitio
+
+SPOOL = "claude-blocks"
+LOCK_WAIT_SECONDS = 20.0  # a drainer waits this long for another to finish, then leaves it
+
+
+def spool_dir(common: Path) -> Path:
+    return common / "meridian" / SPOOL
+
+
+def now_ts() -> str:
+    """``records.now_ts`` without importing the record models."""
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanos // 1000:06d}Z"
+
+
+def put(common: Path, entry: dict[str, Any]) -> Path:
+    """Spool one block (``entry``: what ``project.record_block`` takes, with ``ts``)."""
+    directory = spool_dir(common)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"{entry['ts']}-{os.getpid()}-{os.urandom(4).hex()}.json"
+    temporary = directory / f".{name}.tmp"
+    temporary.write_text(json.dumps(entry, sort_keys=True), encoding="utf-8")
+    target = directory / name
+    os.replace(temporary, target)
+    return target
+
+
+def pending(common: Path) -> list[Path]:
+    """Spooled blocks, oldest first."""
+    try:
+        names = os.listdir(spool_dir(common))
+    except OSError:
+        return []
+    return [spool_dir(common) / n for n in sorted(names)
+            if n.endswith(".json") and not n.startswith(".")]
+
+
+def record_soon(root: Path) -> None:
+    """Record the spooled blocks of the work tree at ``root`` in a child process this one
+    does not wait for (its standard streams closed, so Claude Code is not held either).
+    Where there is no ``fork``, now."""
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows
+        drain_at(root)
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return  # the next Meridian command drains the spool
+    if pid:
+        return
+    try:  # the child: a session of its own, nothing of the parent's streams
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        drain_at(root)
+    except BaseException:  # noqa: BLE001, S110 - the spool keeps it for the next drainer
+        pass
+    finally:
+        os._exit(0)
+
+
+def drain_at(root: Path) -> int:
+    """``drain`` for the repository whose work tree is ``root``."""
+    from meridian import gitio
+
+    return drain(gitio.open_repo(root))
+
+
+def _common_dir(start: Path) -> Path | None:
+    """The common git dir of the repository around ``start``, read as git does (a ``.git``
+    directory or ``gitdir:`` file, then ``commondir``), or None."""
+    for candidate in (start, *start.parents):
+        dotgit = candidate / ".git"
+        if dotgit.is_dir():
+            gitdir = dotgit
+        elif dotgit.is_file():
+            text = dotgit.read_text(encoding="utf-8", errors="replace")[:4096]
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = candidate / text[len("gitdir:"):].strip()
+        else:
+            continue
+        pointer = gitdir / "commondir"
+        if pointer.is_file():
+            return gitdir / pointer.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        return gitdir
+    return None
+
+
+def drain_here(start: str | os.PathLike[str] = ".") -> None:
+    """Record what is spooled in the repository around ``start``, if anything (a few
+    file-system calls when nothing is); never raises: a problem leaves the spool for the
+    next drainer."""
+    try:
+        common = _common_dir(Path(os.path.abspath(start)))
+        if common is None or not pending(common):
+            return
+        from meridian import gitio
+
+        drain(gitio.open_repo(start))
+    except Exception:  # noqa: BLE001, S110 - the spool is kept for the next drainer
+        pass
+
+
+def drain(repo: gitio.Repository) -> int:
+    """Append every spooled block of ``repo`` to its state branch (oldest first), then
+    bring the Claude view up to date with the tip those appends moved; returns how many
+    were recorded. Waits for a drainer already at work (up to ``LOCK_WAIT_SECONDS``)."""
+    from meridian import gitio
+
+    common = Path(gitio.common_dir(repo))
+    if not pending(common):
+        return 0
+    lock = os.open(spool_dir(common) / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        if not _lock(lock):
+            return 0  # another drainer holds it: it drains these too
+        return _drain_locked(repo, common)
+    finally:
+        os.close(lock)
+
+
+def _lock(fd: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+
+
+def _log(common: Path, message: str) -> None:
+    try:
+        with (common / "meridian" / "error.log").open("a", encoding="utf-8") as handle:
+            handle.write(f"meridian hook claude PreToolUse: {message}\n")
+    except OSError:
+        pass
+
+
+def _drain_locked(repo: gitio.Repository, common: Path) -> int:
+    from meridian import gitio
+    from meridian.errors import MeridianError
+    from meridian.hooks.project import block_commit
+
+    recorded = 0
+    written: dict[tuple[str, str], list[tuple[str | None, str]]] = {}  # (root, branch) -> [(parent, commit)]
+    for path in pending(common):
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            branch = str(entry["branch"])
+            commit = block_commit(
+                repo, branch, source=str(entry["source"]), reason=str(entry["reason"]),
+                gate=entry.get("gate"), files=entry.get("files"), extra=entry.get("extra"),
+                ts=str(entry["ts"]), dedupe=True)
+        except FileNotFoundError:
+            continue  # another drainer (without the lock: none) took it
+        except (MeridianError, ValueError, KeyError, TypeError) as exc:
+            _log(common, f"spooled block {path.name} not recorded: {exc}")
+            path.unlink(missing_ok=True)
+            continue
+        path.unlink(missing_ok=True)
+        if commit is False:
+            _log(common, f"spooled block {path.name} not recorded: no state branch {branch}")
+            continue
+        recorded += 1
+        if commit is not None:
+            parents = gitio.commit_parents(repo, commit)
+            written.setdefault((str(entry.get("root")), branch), []).append(
+                (str(parents[0]) if len(parents) == 1 else None, str(commit)))
+    for (root, branch), commits in written.items():
+        try:
+            _rekey_view(repo, Path(root), branch, commits)
+        except Exception as exc:  # noqa: BLE001 - the view is only a speed cache
+            _log(common, f"view not brought up to date after the spooled blocks: {exc}")
+    return recorded
+
+
+def _rekey_view(repo: gitio.Repository, root: Path, branch: str,
+                commits: list[tuple[str | None, str]]) -> None:
+    """The view of ``root`` keyed by the tip the drained blocks moved the branch to, when
+    those blocks are all that moved it: a ``gate.blocked`` changes no gate's phase nor
+    what may lock, so the view's answers hold at the new tip. Anything else (another
+    writer in between, other changed key parts) leaves the view to the full path."""
+    from meridian.hooks import claude_view
+
+    dirs = claude_view.git_dirs(root)
+    if dirs is None:
+        return
+    gitdir, common = dirs
+    body = claude_view.load_view(common, root)
+    if body is None or body["facts"].get("branch") != branch:
+        return
+    chain = [commits[0][0]] + [c for _, c in commits]
+    if any(parent != chain[i] for i, (parent, _) in enumerate(commits)):
+        return  # another writer appended between two of these blocks
+    key = claude_view.view_key(root, gitdir, common, body["facts"])
+    if body["key"]["tip"] != chain[0] or key["tip"] != chain[-1] \
+            or {**key, "tip": None} != {**body["key"], "tip": None}:
+        return
+    claude_view.write_view(common, root, {**body, "key": key})

@@ -1,0 +1,217 @@
+"""Denies the PreToolUse hook decides from its cached view (``claude_view.decide``), and
+the blocks they record after answering (``meridian.hooks.block_spool``).
+
+Layer: the Claude Code PreToolUse hook. A deny from the view must answer exactly as the
+full decision does (same reply bytes, same recorded block), import none of pygit2,
+pydantic or yaml, hand every lock that depends on the work tree to the full decision,
+and lose no block when the process recording it is killed: the next Meridian command
+records what is still spooled, once.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from meridian.hooks import block_spool
+from meridian.ledger import Ledger
+from tests.adversarial.conftest import CLEAN_MODULE
+from tests.adversarial.guard_support import base_env, claude_env, hook, make_project, run, tool
+
+HEAVY = ("pygit2", "pydantic", "yaml")
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    return make_project(tmp_path / "project", home), home
+
+
+def _meridian(root: Path, home: Path, *args: str, check: bool = True):
+    return run([sys.executable, "-P", "-m", "meridian", *args], root, base_env(home), check=check)
+
+
+def _write(root: Path, home: Path, path: str, *, env: dict[str, str] | None = None):
+    return hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                               content="x = 1\n"), env=env)
+
+
+def _imports(root: Path, home: Path, path: str) -> tuple[object, list[str]]:
+    env = claude_env(root, home, extra={"PYTHONPROFILEIMPORTTIME": "1"})
+    outcome = _write(root, home, path, env=env)
+    modules = [line.rsplit("|", 1)[-1].strip() for line in outcome.err.splitlines()
+               if line.startswith("import time:")]
+    assert "meridian.hooks.claude_view" in modules, outcome.err[-500:]
+    return outcome, sorted({m.split(".")[0] for m in modules if m.split(".")[0] in HEAVY})
+
+
+def _blocks(root: Path) -> list:
+    block_spool.drain_here(root)  # what every Meridian command does first
+    return [r for r in Ledger.open(root).records("events") if r.kind == "gate.blocked"]
+
+
+def _views(root: Path) -> list[Path]:
+    return sorted((root / ".git" / "meridian").glob("claude-view-*.json"))
+
+
+def _spooled(root: Path) -> list[Path]:
+    return block_spool.pending(root / ".git")
+
+
+def _settle(root: Path) -> None:
+    """Wait for the detached drainer of the last deny (it holds the spool's lock)."""
+    deadline = time.monotonic() + 30
+    while _spooled(root) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    block_spool.drain_here(root)
+
+
+@pytest.mark.parametrize("schema", ["open", "in_progress", "failed"])
+def test_a_deny_from_the_view_answers_and_records_as_the_full_path(
+        guarded: tuple[Path, Path], schema: str) -> None:
+    root, home = guarded
+    if schema != "open":
+        _meridian(root, home, "gate", "start", "schema")
+    if schema == "failed":
+        (root / "schema").mkdir()
+        (root / "schema" / "shapes.py").write_text("def shape():\n    pass\n")
+        _meridian(root, home, "gate", "submit", "schema", check=False)
+    # the full path (no view yet) decides and records; it writes the view
+    full = _write(root, home, "api/app.py")
+    assert full.denied and full.err == "", full
+    assert len(_views(root)) == 1
+    full_blocks = _blocks(root)
+    # the same call again: decided from the view, nothing heavy imported
+    fast, heavy = _imports(root, home, "api/app.py")
+    assert heavy == [], heavy
+    assert fast.code == 0 and fast.out == full.out, (fast.out, full.out)
+    _settle(root)
+    blocks = _blocks(root)
+    assert len(blocks) == len(full_blocks) + 1
+    assert blocks[-1].data == full_blocks[-1].data
+    assert blocks[-1].ts > full_blocks[-1].ts
+    assert _spooled(root) == []
+    # the block moved the tip and the drainer re-keyed the view: the next allow is fast
+    allowed, heavy = _imports(root, home, "notes/todo.md")
+    assert not allowed.denied and heavy == [], (allowed, heavy)
+    assert _meridian(root, home, "verify").returncode == 0
+
+
+def test_a_lock_that_depends_on_the_work_tree_is_left_to_the_full_path(
+        guarded: tuple[Path, Path]) -> None:
+    """api waits on a passed schema: whether it is locked depends on schema's files, so
+    the view never decides it (the full path finds schema stale and denies)."""
+    root, home = guarded
+    _meridian(root, home, "gate", "start", "schema")
+    (root / "schema").mkdir()
+    (root / "schema" / "shapes.py").write_text(CLEAN_MODULE)
+    run(["git", "add", "-A"], root, base_env(home))
+    run(["git", "commit", "-q", "-m", "schema"], root, base_env(home))
+    _meridian(root, home, "gate", "submit", "schema")
+    assert not _write(root, home, "api/app.py").denied
+    (root / "schema" / "shapes.py").write_text(CLEAN_MODULE + "\nEXTRA = 1\n")
+    outcome, heavy = _imports(root, home, "api/app.py")
+    assert outcome.denied and "schema (stale)" in outcome.reason, outcome
+    assert "pygit2" in heavy  # decided in full
+
+
+def test_fixed_locks_follow_derive_states(guarded: tuple[Path, Path]) -> None:
+    """The view's rule against the gates package's on a chain a -> b -> c with every phase
+    a need can be in without having passed."""
+    from meridian.hooks.claude_view import fixed_locks
+    from meridian.hooks.project import GateFacts, ProjectFacts
+
+    facts = ProjectFacts(root=Path("."), branch="meridian/state", block_stale_on_push=True,
+                         claude_stop_retry_cap=3, has_graph=True, gates=[
+                             GateFacts("a", (), ("a/**",)), GateFacts("b", ("a",), ("b/**",)),
+                             GateFacts("c", ("b", "a"), ("c/**",))])
+    assert fixed_locks(facts, {}) == {"b": [("a", "open")], "c": [("b", "locked"), ("a", "open")]}
+    assert fixed_locks(facts, {"a": "in_progress"}) == {
+        "b": [("a", "in_progress")], "c": [("b", "locked"), ("a", "in_progress")]}
+    assert fixed_locks(facts, {"a": "failed", "b": "submitted"}) == {
+        "c": [("b", "submitted"), ("a", "failed")]}
+    # a passed gate anywhere below: the work tree decides (stale or not), not the view
+    assert fixed_locks(facts, {"a": "passed"}) == {}
+    assert fixed_locks(facts, {"a": "passed", "b": "in_progress"}) == {}
+
+
+def test_a_killed_drainer_loses_no_block_and_records_none_twice(
+        guarded: tuple[Path, Path]) -> None:
+    root, home = guarded
+    assert _write(root, home, "api/app.py").denied  # full path: writes the view
+    before = len(_blocks(root))
+    # four denies from the view whose drainers never run (as if each was killed at once)
+    entries = [{"root": str(root), "branch": "meridian/state", "source": "claude",
+                "reason": f"Meridian: api/x{i}.py belongs to gate api", "gate": "api",
+                "files": [f"api/x{i}.py"], "ts": block_spool.now_ts(),
+                "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}}
+               for i in range(4)]
+    for entry in entries:
+        block_spool.put(root / ".git", entry)
+    # a drainer killed at some point of its work, several times
+    code = ("import sys; from pathlib import Path; from meridian.hooks import block_spool; "
+            "block_spool.drain_at(Path(sys.argv[1]))")
+    for delay in (0.05, 0.2, 0.4, 0.8):
+        proc = subprocess.Popen([sys.executable, "-c", code, str(root)], env=base_env(home))
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # the next Meridian command records whatever is left
+    assert _meridian(root, home, "status").returncode in (0, 1)
+    assert _spooled(root) == []
+    blocks = _blocks(root)
+    reasons = [b.data["reason"] for b in blocks[before:]]
+    assert sorted(reasons) == sorted(e["reason"] for e in entries), reasons
+    assert [b.ts for b in blocks[before:]] == sorted(b.ts for b in blocks[before:])
+    verify = _meridian(root, home, "verify", check=False)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_spooled_block_is_recorded_before_a_commit_is_checked(
+        guarded: tuple[Path, Path]) -> None:
+    root, home = guarded
+    run([sys.executable, "-P", "-m", "meridian", "hooks", "install"], root, base_env(home))
+    block_spool.put(root / ".git", {
+        "root": str(root), "branch": "meridian/state", "source": "claude",
+        "reason": "Meridian: api/app.py belongs to gate api", "gate": "api",
+        "files": ["api/app.py"], "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}})
+    (root / "notes.md").write_text("notes\n")
+    run(["git", "add", "notes.md"], root, base_env(home))
+    run(["git", "commit", "-q", "-m", "notes"], root, base_env(home))
+    assert _spooled(root) == []
+    assert [b.data["files"] for b in Ledger.open(root).records("events")
+            if b.kind == "gate.blocked"] == [["api/app.py"]]
+
+
+def test_a_broken_spool_entry_is_logged_and_dropped(guarded: tuple[Path, Path]) -> None:
+    root, _home = guarded
+    spool = block_spool.spool_dir(root / ".git")
+    spool.mkdir(parents=True, exist_ok=True)
+    (spool / "2026-01-01T00:00:00.000000Z-1-bad.json").write_text("{not json")
+    block_spool.drain_here(root)
+    assert _spooled(root) == []
+    log = (root / ".git" / "meridian" / "error.log").read_text()
+    assert "spooled block 2026-01-01T00:00:00.000000Z-1-bad.json not recorded" in log
+
+
+def test_a_deny_needs_no_view_to_fail_closed(guarded: tuple[Path, Path]) -> None:
+    """A view that cannot be read, or a spool that cannot be written, still denies (the
+    full path decides)."""
+    root, home = guarded
+    assert _write(root, home, "api/app.py").denied
+    spool = block_spool.spool_dir(root / ".git")
+    spool.write_text("a file where the spool directory goes\n")  # no block can be spooled
+    outcome = _write(root, home, "api/app.py")
+    spool.unlink()
+    assert outcome.denied and "locked" in outcome.reason, outcome
+    for view in _views(root):
+        view.write_text("{")
+    assert _write(root, home, "api/app.py").denied
+    assert json.loads(_views(root)[0].read_text())["body"]["phases"]["schema"] == "open"
