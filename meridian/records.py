@@ -354,7 +354,11 @@ def parse_line(line: str | bytes) -> Record:
         field = ".".join(str(p) for p in first["loc"]) or "record"
         raise InvalidRecord(f"{field}: {_message(first)}") from None
     validate_data(record.kind, record.data)
-    expected = record_id(record.kind, record.ts, record.writer, record.data)
+    try:
+        expected = record_id(record.kind, record.ts, record.writer, record.data)
+    except UnicodeEncodeError:
+        raise InvalidRecord("holds text that is not Unicode (an escaped lone surrogate, "
+                            "\\ud800 to \\udfff), which no record id can hash") from None
     if expected != record.id:
         raise InvalidRecord(f"id {record.id} does not match its content (expected {expected})")
     return record

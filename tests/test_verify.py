@@ -210,14 +210,27 @@ def test_verify_imports_only_the_models_of_the_kinds_it_meets(repo: Path) -> Non
     import sys
 
     _populated(repo, 2)
-    Ledger.open(repo).emit("gate.blocked", {"gate": "g", "source": "gate", "reason": "r"})
-    script = ("import sys; from meridian.ledger import Ledger; from meridian.verify import verify; "
-              "assert verify(Ledger.open('.'), full=True).ok; "
-              "print(sorted(m for m in sys.modules if m.startswith('meridian.')))")
-    out = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True,
-                         text=True, check=True).stdout
+    Ledger.open(repo).emit("gate.started", {"gate": "g"})
+    # (the branch as the hooks open it: Ledger.open would read the config, with yaml)
+    script = ("import sys; from meridian import gitio; from meridian.ledger import Ledger; "
+              "from meridian.verify import verify; "
+              "assert verify(Ledger(gitio.open_repo('.')), full=sys.argv[1] == 'full').ok; "
+              "print(sorted(m for m in sys.modules if m.startswith(('meridian.', 'pydantic'))))")
+
+    def imported(mode: str) -> str:
+        return subprocess.run([sys.executable, "-c", script, mode], cwd=repo,
+                              capture_output=True, text=True, check=True).stdout
+
+    out = imported("full")
     assert "meridian.gates.events" in out
     assert "meridian.evals.store" not in out and "meridian.memory.schemas" not in out
+    # new blocks (what the hooks write) are proved valid without any model (record_check)
+    Ledger.open(repo).emit("gate.blocked", {"gate": "g", "source": "claude", "reason": "r2",
+                                            "files": ["a.py"], "session": "s"})
+    out = imported("incremental")
+    assert "meridian.gates.events" not in out and "'pydantic'" not in out, out
+    Ledger.open(repo).emit("gate.submitted", {"gate": "g", "subject": "0" * 40})
+    assert "meridian.gates.events" in imported("incremental")
 
 
 def test_a_replayed_event_is_tampering_even_in_a_new_shard(

@@ -382,6 +382,9 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], path: Path,
         added.extend((str(commit), shard, line) for shard, line in lines)
     snapshot = _from_cache(cached, "incremental", (ledger.repo, ledger.branch))
     snapshot.tip = str(tip)
+    handled, light = _catch_up_blocks(cached, path, added, snapshot)
+    if handled:
+        return light
     from meridian.gates.evidence import _line_id
     from meridian.records import record_id
 
@@ -423,6 +426,79 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], path: Path,
     snapshot.harness = _harness_after(ledger, tip, snapshot.harness,
                                       [(shard, r) for _, shard, r in events])
     return snapshot
+
+
+# ``dataclasses.fields(state.GateFold)`` by name, spelled out so a catch-up over blocks
+# alone needs no gates package (its graph and config models); a test keeps them equal.
+FOLD_FIELDS = ["phase", "phase_before_submit", "started_at", "base_commit", "estimate_hours",
+               "verdict", "verdict_passed", "overall", "threshold", "evaluator", "scope",
+               "subject", "spec_hash", "identity", "high_issues", "approved_verdict", "approver",
+               "submitted_at", "submissions", "blocks", "updated_at", "forged_reason",
+               "last_pos", "passed_pos", "taken_back_pos", "taken_back"]
+BLOCKED = "gate.blocked"  # meridian.gates.events.BLOCKED
+
+
+def _catch_up_blocks(cached: dict[str, Any], path: Path, added: list[tuple[str, str, bytes]],
+                     snapshot: Snapshot) -> tuple[bool, Snapshot | None]:
+    """The catch-up when the new event lines are ``gate.blocked`` events (of gates the
+    fold knows) and kinds no fold reads: (True, the snapshot, or None for a recompute),
+    decided exactly as ``_catch_up`` does but on the lines' JSON, without the record
+    model or the gates package (a block only counts: ``GateFold.apply`` sets
+    ``updated_at``, ``last_pos`` and ``blocks``). (False, None): anything else (a state
+    event, a harness change, a gate the fold has not seen, other fold fields): the
+    caller's general path."""
+    from meridian.idindex import line_id
+    from meridian.records import record_id
+
+    lines: list[tuple[bytes, dict[str, Any]]] = []
+    for _, _, line in added:
+        try:
+            raw = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            return True, None  # a corrupt line: the recompute reports it as every reader does
+        if not isinstance(raw, dict) or not _RECORD_KEYS <= raw.keys() \
+                or not isinstance(raw.get("data"), dict) or not isinstance(raw.get("kind"), str):
+            return True, None
+        kind = raw["kind"]
+        if kind == HARNESS_KIND or (kind.startswith("gate.") and kind != BLOCKED):
+            return False, None
+        if kind == BLOCKED:
+            gate = raw["data"].get("gate")
+            if isinstance(gate, str) and gate and gate not in cached["folds"]:
+                return False, None
+            lines.append((line, raw))
+    if not lines:
+        return True, snapshot
+    if cached["fields"] != FOLD_FIELDS:
+        return False, None
+    ids = _read_ids(path, cached["aux"]["ids"])
+    if ids is None:
+        return True, None
+    for line, raw in lines:
+        rid = line_id(line)
+        if rid is None or rid != raw["id"] or rid != record_id(
+                raw["kind"], raw["ts"], raw["writer"], raw["data"]):
+            return True, None
+        hashed = _id_hash(rid)
+        if _contains(ids, hashed):
+            return True, None
+        ids.insert(bisect.bisect_left(ids, hashed), hashed)
+    snapshot.ids = ids
+    folds = {gate: dict(fields) for gate, fields in cached["folds"].items()}
+    pos = max((f["last_pos"] for f in folds.values()), default=-1)
+    for _, raw in lines:
+        gate = raw["data"].get("gate")
+        if isinstance(gate, str) and gate:
+            pos += 1
+            fold = folds[gate]
+            fold["updated_at"], fold["last_pos"] = raw["ts"], pos
+            fold["blocks"] += 1
+    snapshot.folds = dict(sorted(folds.items()))
+    snapshot.last_ts = lines[-1][1]["ts"]
+    return True, snapshot
+
+
+_RECORD_KEYS = frozenset({"id", "ts", "kind", "writer", "data"})
 
 
 def _contains(ids: array, value: int) -> bool:
