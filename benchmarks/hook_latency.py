@@ -33,9 +33,15 @@ interleaved one call at a time:
                     view, so this shows whether the allow after it is still decided from
                     the view (the plain allows above run after an untimed allow, so their
                     place in the round never decides which path they take)
+- allow Write after a Stop @N
+                    src/module.py right after the Stop hook, whose session episode and
+                    block moved the state tip (the hook re-keys the view: they change no
+                    gate's phase)
 - allow Write after a new event @N
                     src/module.py right after a ``gate.blocked`` event written in this
-                    process, as a CLI command moves the state tip
+                    process, which no Meridian command follows to re-key the view: the
+                    full path (not judged against the budget; a tip moved by an event
+                    that changes a phase, ``gate start``, is decided in full too)
 - record a spooled block @N
                     what the deny's child does after the answer, in a process of its own
                     (``block_spool.drain_at``; the child itself starts from the hook's
@@ -165,6 +171,23 @@ def pre_tool_use(root: Path, tool: str, value: str, deny: bool) -> _bench.Conten
     return _bench.Contender(run)
 
 
+def stop_hook(root: Path) -> Callable[[], None]:
+    """The Stop command of .claude/settings.json through the shell (untimed setup)."""
+    settings = json.loads((root / ".claude" / "settings.json").read_text())
+    [command] = [h["command"] for group in settings["hooks"]["Stop"]
+                 for h in group["hooks"] if "meridian hook claude" in h["command"]]
+    payload = json.dumps({"session_id": "bench-session", "transcript_path": "/dev/null",
+                          "cwd": str(root), "hook_event_name": "Stop", "stop_hook_active": False})
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+
+    def run() -> None:
+        proc = subprocess.run(command, shell=True, input=payload, cwd=root, env=env,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"Stop hook: exit {proc.returncode}: {proc.stdout}{proc.stderr}")
+    return run
+
+
 def settle(projects: dict[int, Project]) -> None:
     """Wait (untimed) until the blocks the denies spooled are recorded: their detached
     drainer must not run beside the next contender (it is timed on its own below)."""
@@ -201,8 +224,12 @@ def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contende
         # recorded after the deny answers, and the view re-keyed to the tip it moved to:
         # this checks the allow still finds it) ...
         out[f"allow Write after a deny @{size:,}"] = _bench.Contender(write.run, setup=deny.run)
-        # ... the allow right after a command that moved the state tip (an event written
-        # in this process, as `meridian gate ...` would) ...
+        # ... the allow right after the Stop hook (its session episode and block move the
+        # state tip; the hook re-keys the view, as every Meridian command does) ...
+        out[f"allow Write after a Stop @{size:,}"] = _bench.Contender(
+            write.run, setup=stop_hook(project.root))
+        # ... and right after an event a writer other than a Meridian command appended
+        # (here: this process's ledger; no command ran to re-key the view)
         out[f"allow Write after a new event @{size:,}"] = _bench.Contender(
             write.run, setup=project.new_event)
         # ... and what recording a deny's block costs in a process of its own (the deny's
@@ -275,7 +302,7 @@ def main() -> int:
         for size in sizes:
             for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
                                  ("allow Write after a deny", 60.0),
-                                 ("allow Write after a new event", 60.0), ("deny Write", 100.0)):
+                                 ("allow Write after a Stop", 60.0), ("deny Write", 100.0)):
                 ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
                              budget)
     return 0 if ok else 1

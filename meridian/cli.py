@@ -189,10 +189,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.func = _load(args.command).run
         # blocks a Claude Code deny spooled and has not recorded yet: every command reads
         # (and every hook verifies) the branch with them (meridian.hooks.block_spool)
-        from meridian.hooks.block_spool import drain_here
+        from meridian.hooks import block_spool
 
-        drain_here()
-        return int(args.func(args))
+        block_spool.drain_here()
+        code = int(args.func(args))
+        if args.command != "hook" and block_spool.has_view():
+            # a command that wrote an episode, a block or a run changed no gate's phase:
+            # the Claude PreToolUse view is keyed by the new tip (claude_view.rekey; not
+            # after a git hook, which runs on every commit and only ever adds blocks)
+            from meridian.hooks.claude_view import rekey_here
+
+            rekey_here()
+        return code
     except MeridianError as exc:
         print(f"meridian: {exc}", file=sys.stderr)
         return exc.exit_code

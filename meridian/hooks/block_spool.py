@@ -19,6 +19,7 @@ hook denies writes to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -66,8 +67,18 @@ def pending(common: Path) -> list[Path]:
 
 def record_soon(root: Path) -> None:
     """Record the spooled blocks of the work tree at ``root`` in a child process this one
-    does not wait for (its standard streams closed, so Claude Code is not held either).
-    Where there is no ``fork``, now."""
+    does not wait for. Call it once the answer is written: the standard streams are
+    pointed at the null device first, so neither this process's exit nor the child holds
+    Claude Code's pipes open. Where there is no ``fork``, now."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
     if not hasattr(os, "fork"):  # pragma: no cover - Windows
         drain_at(root)
         return
@@ -77,11 +88,8 @@ def record_soon(root: Path) -> None:
         return  # the next Meridian command drains the spool
     if pid:
         return
-    try:  # the child: a session of its own, nothing of the parent's streams
+    try:  # the child: a session of its own, so the terminal's signals are not its
         os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
         drain_at(root)
     except BaseException:  # noqa: BLE001, S110 - the spool keeps it for the next drainer
         pass
@@ -115,6 +123,17 @@ def _common_dir(start: Path) -> Path | None:
             return gitdir / pointer.read_text(encoding="utf-8", errors="replace")[:4096].strip()
         return gitdir
     return None
+
+
+def has_view(start: str | os.PathLike[str] = ".") -> bool:
+    """Whether the repository around ``start`` keeps a Claude PreToolUse view (a few
+    file-system calls; the standard library only)."""
+    try:
+        common = _common_dir(Path(os.path.abspath(start)))
+        return common is not None and any(
+            n.startswith("claude-view-") for n in os.listdir(common / "meridian"))
+    except OSError:
+        return False
 
 
 def drain_here(start: str | os.PathLike[str] = ".") -> None:
@@ -181,12 +200,11 @@ def _log(common: Path, message: str) -> None:
 
 
 def _drain_locked(repo: gitio.Repository, common: Path) -> int:
-    from meridian import gitio
     from meridian.errors import MeridianError
     from meridian.hooks.project import block_commit
 
     recorded = 0
-    written: dict[tuple[str, str], list[tuple[str | None, str]]] = {}  # (root, branch) -> [(parent, commit)]
+    roots: set[str] = set()  # work trees whose view the appends moved past
     for path in pending(common):
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
@@ -207,37 +225,12 @@ def _drain_locked(repo: gitio.Repository, common: Path) -> int:
             continue
         recorded += 1
         if commit is not None:
-            parents = gitio.commit_parents(repo, commit)
-            written.setdefault((str(entry.get("root")), branch), []).append(
-                (str(parents[0]) if len(parents) == 1 else None, str(commit)))
-    for (root, branch), commits in written.items():
+            roots.add(str(entry.get("root")))
+    from meridian.hooks import claude_view
+
+    for root in roots:  # a block changes no gate's phase: the view holds at the new tip
         try:
-            _rekey_view(repo, Path(root), branch, commits)
+            claude_view.rekey(repo, Path(root))
         except Exception as exc:  # noqa: BLE001 - the view is only a speed cache
             _log(common, f"view not brought up to date after the spooled blocks: {exc}")
     return recorded
-
-
-def _rekey_view(repo: gitio.Repository, root: Path, branch: str,
-                commits: list[tuple[str | None, str]]) -> None:
-    """The view of ``root`` keyed by the tip the drained blocks moved the branch to, when
-    those blocks are all that moved it: a ``gate.blocked`` changes no gate's phase nor
-    what may lock, so the view's answers hold at the new tip. Anything else (another
-    writer in between, other changed key parts) leaves the view to the full path."""
-    from meridian.hooks import claude_view
-
-    dirs = claude_view.git_dirs(root)
-    if dirs is None:
-        return
-    gitdir, common = dirs
-    body = claude_view.load_view(common, root)
-    if body is None or body["facts"].get("branch") != branch:
-        return
-    chain = [commits[0][0]] + [c for _, c in commits]
-    if any(parent != chain[i] for i, (parent, _) in enumerate(commits)):
-        return  # another writer appended between two of these blocks
-    key = claude_view.view_key(root, gitdir, common, body["facts"])
-    if body["key"]["tip"] != chain[0] or key["tip"] != chain[-1] \
-            or {**key, "tip": None} != {**body["key"], "tip": None}:
-        return
-    claude_view.write_view(common, root, {**body, "key": key})

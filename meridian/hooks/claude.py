@@ -188,7 +188,7 @@ def handle(event: str, payload_text: str) -> Reply:
         context = Context(payload=located.payload, repo=located.repo, root=located.root,
                           cwd=located.cwd, facts=load_facts(located.repo, located.root))
         if event == "SessionStart":
-            return session_start(context)
+            return _rekeyed(context, session_start(context))
         if event == "PreToolUse":
             reply = pre_tool_use(context)
             if reply is ALLOW:
@@ -199,10 +199,10 @@ def handle(event: str, payload_text: str) -> Reply:
             reason = context.payload.get("reason")
             record_activity(context, f"SessionEnd ({reason})" if isinstance(reason, str)
                             else "SessionEnd")
-            return ALLOW
+            return _rekeyed(context, ALLOW)
         if event == "Stop":
             record_activity(context, "Stop (a turn ended)")
-        return stop(context, event)
+        return _rekeyed(context, stop(context, event))
     except MeridianError as exc:
         return undecided(event, f"{event} hook could not decide: {exc}")
     except RecursionError:
@@ -211,6 +211,17 @@ def handle(event: str, payload_text: str) -> Reply:
         where = _log_traceback(exc)
         return undecided(event, f"{event} hook failed: {type(exc).__name__}: {exc} "
                          f"(traceback in {where})")
+
+
+def _rekeyed(context: Context, reply: Reply) -> Reply:
+    """``reply``, once the PreToolUse view is keyed by the tip this hook's episodes and
+    blocks moved the state branch to (``claude_view.rekey``: they change no gate's
+    phase), so the next tool call is decided from it. Never changes the reply."""
+    from meridian.hooks import claude_view
+
+    with contextlib.suppress(Exception):
+        claude_view.rekey(context.repo, context.root)
+    return reply
 
 
 def _drain_spool(located: Located) -> None:

@@ -389,3 +389,92 @@ def write_view(common: Path, root: Path, body: dict[str, Any]) -> None:
     temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)},
                                     sort_keys=True), encoding="utf-8")
     os.replace(temporary, target)
+
+
+# --- keeping the view across state writes that change no gate's phase --------------------
+
+REKEY_COMMITS = 64  # beyond this many new state commits the full path rewrites the view
+NEUTRAL_GATE_KINDS = ("gate.blocked",)  # counted by a fold, never changing a phase
+
+
+def _phase_neutral(repo: Any, commit: Any, parent: Any) -> bool:
+    """Whether ``commit`` (on ``parent``) leaves every gate's phase and every position a
+    lock is decided by as they were: it changes no event shard, or only appends to event
+    shards lines of kinds no gate fold reads (any kind outside ``gate.``, and blocks)."""
+    from meridian import gitio
+    from meridian.ledger import EVENTS
+
+    old_tree, new_tree = gitio.commit_tree(repo, parent), gitio.commit_tree(repo, commit)
+    for path, old, new in gitio.changed_paths(repo, gitio.tree_entry(repo, old_tree, EVENTS),
+                                              gitio.tree_entry(repo, new_tree, EVENTS)):
+        if new is None or not path.endswith(".jsonl"):
+            return False
+        before = gitio.read_blob(repo, old) if old is not None else b""
+        after = gitio.read_blob(repo, new)
+        if not after.startswith(before):
+            return False
+        for line in after[len(before):].splitlines():
+            if not line.strip():
+                continue
+            try:
+                kind = json.loads(line)["kind"]
+            except (ValueError, KeyError, TypeError):
+                return False
+            if not isinstance(kind, str) or (kind.startswith("gate.")
+                                             and kind not in NEUTRAL_GATE_KINDS):
+                return False
+    return True
+
+
+def rekey(repo: Any, root: Path) -> bool:
+    """Key the view of the work tree at ``root`` by the state tip now, when only the tip
+    moved and every commit since the view's tip is ``_phase_neutral`` (a first-parent
+    chain of single-parent commits, at most ``REKEY_COMMITS``): a memory episode, a
+    block, a run leave the view's phases and ``may_lock`` true. True when the view is
+    current afterwards; False leaves it to the full path."""
+    from meridian import gitio
+
+    dirs = git_dirs(root)
+    if dirs is None:
+        return False
+    gitdir, common = dirs
+    body = load_view(common, root)
+    if body is None or body["key"]["root"] != str(root):
+        return False
+    key = view_key(root, gitdir, common, body["facts"])
+    if key == body["key"]:
+        return True
+    old_tip, new_tip = body["key"]["tip"], key["tip"]
+    if old_tip is None or new_tip is None or {**key, "tip": None} != {**body["key"], "tip": None}:
+        return False
+    try:
+        commit = gitio.Oid(hex=new_tip)
+        for _ in range(REKEY_COMMITS):
+            parents = gitio.commit_parents(repo, commit)
+            if len(parents) != 1 or not _phase_neutral(repo, commit, parents[0]):
+                return False
+            commit = parents[0]
+            if str(commit) == old_tip:
+                break
+        else:
+            return False
+    except (KeyError, ValueError, gitio.GitError):
+        return False
+    if view_key(root, gitdir, common, body["facts"]) != key:
+        return False  # the branch moved again meanwhile
+    write_view(common, root, {**body, "key": key})
+    return True
+
+
+def rekey_here(start: str | os.PathLike[str] = ".") -> None:
+    """``rekey`` for the work tree around ``start`` when it has a view (after a Meridian
+    command wrote to the state branch); never raises, never changes the command."""
+    try:
+        from meridian import gitio
+
+        repo = gitio.open_repo(start)
+        root = gitio.workdir(repo)
+        if root is not None:
+            rekey(repo, claude._real(root))
+    except Exception:  # noqa: BLE001, S110 - the view is only a speed cache
+        pass

@@ -215,3 +215,55 @@ def test_a_deny_needs_no_view_to_fail_closed(guarded: tuple[Path, Path]) -> None
         view.write_text("{")
     assert _write(root, home, "api/app.py").denied
     assert json.loads(_views(root)[0].read_text())["body"]["phases"]["schema"] == "open"
+
+
+def _view_tip(root: Path) -> str:
+    [view] = _views(root)
+    return json.loads(view.read_text())["body"]["key"]["tip"]
+
+
+def _tip(root: Path) -> str:
+    return str(Ledger.open(root).tip())
+
+
+def test_a_stop_and_a_memory_episode_keep_the_view(guarded: tuple[Path, Path]) -> None:
+    """A Stop's session episode (and its block) and `meridian memory add` move the state
+    tip but change no gate's phase: the view is re-keyed and the next call is fast."""
+    root, home = guarded
+    _meridian(root, home, "gate", "start", "schema")
+    (root / "schema").mkdir()
+    (root / "schema" / "shapes.py").write_text(CLEAN_MODULE)  # unsubmitted work: Stop blocks
+    assert not _write(root, home, "schema/shapes.py").denied
+    before = _tip(root)
+    stop = hook(root, home, "Stop", {"stop_hook_active": False})
+    assert stop.code == 0 and '"block"' in stop.out, stop
+    assert _tip(root) != before and _view_tip(root) == _tip(root)
+    allowed, heavy = _imports(root, home, "schema/shapes.py")
+    assert not allowed.denied and heavy == [], heavy
+    before = _tip(root)
+    _meridian(root, home, "memory", "add", "episodic", "--json",
+              '{"session": "s9", "event": "note", "notes": "a note"}')
+    assert _tip(root) != before and _view_tip(root) == _tip(root)
+    denied, heavy = _imports(root, home, "api/app.py")
+    assert denied.denied and "schema (in_progress)" in denied.reason and heavy == [], heavy
+
+
+def test_a_phase_change_is_never_re_keyed(guarded: tuple[Path, Path]) -> None:
+    root, home = guarded
+    assert _write(root, home, "api/app.py").denied  # the view: schema open
+    old = _view_tip(root)
+    _meridian(root, home, "gate", "start", "schema")
+    assert _view_tip(root) == old != _tip(root)  # not re-keyed: a phase changed
+    outcome, heavy = _imports(root, home, "api/app.py")
+    assert outcome.denied and "schema (in_progress)" in outcome.reason, outcome
+    assert "pygit2" in heavy  # decided in full (which writes the view anew)
+    # a phase change hidden between two neutral commits is found too
+    _settle(root)
+    ledger = Ledger.open(root)
+    ledger.emit("gate.blocked", {"source": "gate", "reason": "r", "gate": "api"})
+    ledger.emit("gate.reopened", {"gate": "schema", "reason": "again"})
+    ledger.emit("gate.blocked", {"source": "gate", "reason": "r2", "gate": "api"})
+    from meridian.hooks import claude_view
+
+    assert claude_view.rekey(ledger.repo, root) is False
+    assert _view_tip(root) != _tip(root)
