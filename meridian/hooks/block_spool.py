@@ -199,6 +199,23 @@ def _log(common: Path, message: str) -> None:
         pass
 
 
+def _check_target(repo: gitio.Repository, common: Path, root: Path, branch: str) -> None:
+    """An entry is recorded only on the state branch its work tree's configuration names,
+    and only for a work tree of this repository: a spool file is never a way to write to
+    another branch. MeridianError otherwise."""
+    from meridian.errors import MeridianError
+    from meridian.hooks.claude import _real
+    from meridian.hooks.claude_view import git_dirs
+    from meridian.hooks.project import load_facts
+
+    dirs = git_dirs(root) if root.is_absolute() else None
+    if dirs is None or dirs[1] != _real(common):
+        raise MeridianError(f"{root} is not a work tree of this repository")
+    named = load_facts(repo, root).branch
+    if named != branch:
+        raise MeridianError(f"it names branch {branch!r}; the configuration's is {named!r}")
+
+
 def _drain_locked(repo: gitio.Repository, common: Path) -> int:
     from meridian.errors import MeridianError
     from meridian.hooks.project import block_commit
@@ -209,6 +226,7 @@ def _drain_locked(repo: gitio.Repository, common: Path) -> int:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             branch = str(entry["branch"])
+            _check_target(repo, common, Path(str(entry["root"])), branch)
             commit = block_commit(
                 repo, branch, source=str(entry["source"]), reason=str(entry["reason"]),
                 gate=entry.get("gate"), files=entry.get("files"), extra=entry.get("extra"),

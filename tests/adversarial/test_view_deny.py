@@ -267,3 +267,21 @@ def test_a_phase_change_is_never_re_keyed(guarded: tuple[Path, Path]) -> None:
 
     assert claude_view.rekey(ledger.repo, root) is False
     assert _view_tip(root) != _tip(root)
+
+
+@pytest.mark.parametrize("forged", ["another branch", "another repository"])
+def test_a_spool_entry_never_writes_elsewhere(guarded: tuple[Path, Path], tmp_path: Path,
+                                              forged: str) -> None:
+    root, home = guarded
+    run(["git", "branch", "feature"], root, base_env(home))
+    feature = Ledger.open(root).repo.references["refs/heads/feature"].target
+    block_spool.put(root / ".git", {
+        "root": str(tmp_path) if forged == "another repository" else str(root),
+        "branch": "feature" if forged == "another branch" else "meridian/state",
+        "source": "claude", "reason": "r", "gate": "api", "files": ["api/app.py"],
+        "ts": block_spool.now_ts(), "extra": {"event": "PreToolUse"}})
+    assert _blocks(root) == []
+    assert Ledger.open(root).repo.references["refs/heads/feature"].target == feature
+    log = (root / ".git" / "meridian" / "error.log").read_text()
+    assert "not recorded" in log and ("names branch 'feature'" in log
+                                      or "not a work tree of this repository" in log), log
