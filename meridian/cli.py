@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from meridian.hooks import block_spool
 
         block_spool.drain_here()
-        code = int(args.func(args))
+        status = int(args.func(args))
         if args.command != "hook" and block_spool.has_view():
             # a command that wrote an episode, a block or a run changed no gate's phase:
             # the Claude PreToolUse view is keyed by the new tip (claude_view.rekey; not
@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from meridian.hooks.claude_view import rekey_here
 
             rekey_here()
-        return code
+        return status
     except MeridianError as exc:
         print(f"meridian: {exc}", file=sys.stderr)
         return exc.exit_code
