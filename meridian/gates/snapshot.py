@@ -7,11 +7,14 @@ in ``.git/meridian/gate-snapshot-<branch>.json``:
 
     {"version": 2, "tip": "<state commit>", "last_ts": "...", "fields": [...],
      "folds": {"<gate>": {<GateFold fields>}}, "checksum": "<sha256>",
-     "aux": {"floors": ..., "claims": ..., "harness": ..., "ids": ..., "exact": ...},
+     "aux": {"floors": ..., "claims": ..., "harness": ..., "ids": ..., "ids_tail": [...],
+             "exact": ...},
      "aux_checksum": "<sha256>"}
 
 and, beside it, ``gate-snapshot-<branch>.ids``: a sorted array of 64-bit hashes of
-every event id the fold has seen (so a re-appended old line is noticed).
+every event id the fold has seen (so a re-appended old line is noticed); the hashes
+seen since that file was written are the document's ``ids_tail`` (a catch-up rewrites a
+few bytes, not the file, until ``IDS_TAIL`` of them are merged into it).
 
 - tip unchanged: the cached fold is the answer (no ledger read);
 - tip moved by plain appends (a first-parent chain of commits from the cached tip, each
@@ -65,6 +68,7 @@ PASSED, APPROVED = "gate.passed", "gate.approved"
 HARNESS_KIND = "harness.changed"  # meridian.harness.KIND (not imported: it loads config)
 HARNESS_RECENT = 3  # harness changes kept newest first (what status shows)
 MAX_CATCH_UP = 5000  # commits since the cached tip beyond which a recompute is cheaper
+IDS_TAIL = 4096  # ids kept in the document before they are merged into the .ids file
 
 
 @dataclass
@@ -94,6 +98,9 @@ class Snapshot:
     # the hashed ids of the events seen (None: unchanged since the cache was read)
     ids: array | None = dataclasses.field(default=None, repr=False, compare=False)
     ids_digest: str | None = dataclasses.field(default=None, repr=False, compare=False)
+    # hashed ids seen since the .ids file was written (sorted; kept in the document, so a
+    # catch-up rewrites only a few bytes until IDS_TAIL of them are merged into the file)
+    ids_tail: list[int] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def phase(self, gate: str) -> str:
         """open, in_progress, submitted, passed or failed, from the events alone."""
@@ -179,6 +186,8 @@ def _read_cache(path: Path) -> dict[str, Any] | None:
                 and isinstance(cached["fields"], list) and isinstance(aux["floors"], dict)
                 and isinstance(aux["claims"], dict) and isinstance(aux["exact"], bool)
                 and isinstance(aux["ids"], str)
+                and isinstance(aux.get("ids_tail", []), list)
+                and all(type(h) is int for h in aux.get("ids_tail", []))
                 and (aux["harness"] is None or isinstance(aux["harness"], list))):
             return None
     except (KeyError, TypeError):
@@ -200,7 +209,7 @@ def _read_ids(path: Path, digest: str) -> array | None:
 
 def _aux(snapshot: Snapshot, ids_digest: str) -> dict[str, Any]:
     return {"floors": snapshot.floors, "claims": snapshot.claims, "harness": snapshot.harness,
-            "exact": snapshot.exact, "ids": ids_digest}
+            "exact": snapshot.exact, "ids": ids_digest, "ids_tail": snapshot.ids_tail}
 
 
 def _write_cache(path: Path, snapshot: Snapshot, fields: list[str]) -> None:
@@ -245,7 +254,8 @@ def _from_cache(cached: dict[str, Any], source: str,
     return Snapshot(tip=cached["tip"], folds=cached["folds"], last_ts=cached["last_ts"],
                     source=source, fields=cached["fields"], origin=origin,
                     floors=aux["floors"], claims=aux["claims"], harness=aux["harness"],
-                    exact=aux["exact"], ids_digest=aux["ids"])
+                    exact=aux["exact"], ids_digest=aux["ids"],
+                    ids_tail=list(aux.get("ids_tail", [])))
 
 
 def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True) -> Snapshot:
@@ -400,8 +410,8 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], path: Path,
     if gate_records:
         if cached["fields"] != _fold_fields():
             return None  # written by a Meridian whose GateFold had other fields
-        ids = _read_ids(path, cached["aux"]["ids"])
-        if ids is None:
+        seen = _seen_ids(path, cached)
+        if seen is None:
             return None
         for _, line, record in gate_records:
             rid = _line_id(line)
@@ -410,11 +420,9 @@ def _catch_up(ledger: Ledger, cached: dict[str, Any], path: Path,
             if rid is None or rid != record.id or rid != record_id(
                     record.kind, record.ts, record.writer, record.data):
                 return None
-            hashed = _id_hash(rid)
-            if _contains(ids, hashed):
+            if not seen.add(_id_hash(rid)):
                 return None
-            ids.insert(bisect.bisect_left(ids, hashed), hashed)
-        snapshot.ids = ids
+        seen.keep(snapshot)
         from meridian.gates.evidence import checked_event
         from meridian.gates.state import GateFold
 
@@ -471,19 +479,17 @@ def _catch_up_blocks(cached: dict[str, Any], path: Path, added: list[tuple[str, 
         return True, snapshot
     if cached["fields"] != FOLD_FIELDS:
         return False, None
-    ids = _read_ids(path, cached["aux"]["ids"])
-    if ids is None:
+    seen = _seen_ids(path, cached)
+    if seen is None:
         return True, None
     for line, raw in lines:
         rid = line_id(line)
         if rid is None or rid != raw["id"] or rid != record_id(
                 raw["kind"], raw["ts"], raw["writer"], raw["data"]):
             return True, None
-        hashed = _id_hash(rid)
-        if _contains(ids, hashed):
+        if not seen.add(_id_hash(rid)):
             return True, None
-        ids.insert(bisect.bisect_left(ids, hashed), hashed)
-    snapshot.ids = ids
+    seen.keep(snapshot)
     folds = {gate: dict(fields) for gate, fields in cached["folds"].items()}
     pos = max((f["last_pos"] for f in folds.values()), default=-1)
     for _, raw in lines:
@@ -499,6 +505,36 @@ def _catch_up_blocks(cached: dict[str, Any], path: Path, added: list[tuple[str, 
 
 
 _RECORD_KEYS = frozenset({"id", "ts", "kind", "writer", "data"})
+
+
+class _SeenIds:
+    """The hashed ids a cached fold has seen: the .ids file and the document's tail."""
+
+    def __init__(self, base: array, tail: list[int]) -> None:
+        self.base, self.tail, self._tail = base, list(tail), set(tail)
+
+    def add(self, hashed: int) -> bool:
+        """Note ``hashed``; False when it was seen already."""
+        if hashed in self._tail or _contains(self.base, hashed):
+            return False
+        self.tail.append(hashed)
+        self._tail.add(hashed)
+        return True
+
+    def keep(self, snapshot: Snapshot) -> None:
+        """Put them on ``snapshot``: the tail alone, or once it is long, a new file."""
+        if len(self.tail) <= IDS_TAIL:
+            snapshot.ids, snapshot.ids_tail = None, sorted(self.tail)
+            return
+        merged = self.base
+        for hashed in sorted(self.tail):
+            merged.insert(bisect.bisect_left(merged, hashed), hashed)
+        snapshot.ids, snapshot.ids_tail = merged, []
+
+
+def _seen_ids(path: Path, cached: dict[str, Any]) -> _SeenIds | None:
+    base = _read_ids(path, cached["aux"]["ids"])
+    return None if base is None else _SeenIds(base, cached["aux"].get("ids_tail", []))
 
 
 def _contains(ids: array, value: int) -> bool:

@@ -39,16 +39,24 @@ def _ledger(root: Path) -> Ledger:
     return Ledger(gitio.open_repo(root))
 
 
+def _stored_ids(ledger: Ledger) -> list[int]:
+    """Every hashed id the stored snapshot has seen: its .ids file and its tail."""
+    path = snap.cache_path(ledger.repo, ledger.branch)
+    aux = json.loads(path.read_text())["aux"]
+    ids = snap._read_ids(path, aux["ids"])
+    assert ids is not None
+    return sorted([*ids, *aux.get("ids_tail", [])])
+
+
 def _same_as_the_root(root: Path) -> snap.Snapshot:
     ledger = _ledger(root)
     caught_up = snap.load_snapshot(ledger.repo, ledger.branch)
+    seen = _stored_ids(ledger)
     recomputed = snap.load_snapshot(ledger.repo, ledger.branch, use_cache=False)
     assert caught_up.folds == recomputed.folds
     assert caught_up.last_ts == recomputed.last_ts and caught_up.floors == recomputed.floors
-    assert caught_up.ids is not None or caught_up.source == "cache"
-    assert recomputed.ids is not None
-    if caught_up.ids is not None:
-        assert list(caught_up.ids) == list(recomputed.ids)
+    assert recomputed.ids is not None and recomputed.ids_tail == []
+    assert seen == list(recomputed.ids) == _stored_ids(ledger)
     return caught_up
 
 
@@ -125,3 +133,37 @@ def test_a_catch_up_over_blocks_imports_no_gates_package(project: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["incremental", "1", "[]"], out
+
+
+def test_the_ids_tail_is_merged_into_the_file_once_long(project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snap, "IDS_TAIL", 2)
+    ledger = _ledger(project)
+    snap.load_snapshot(ledger.repo, ledger.branch, use_cache=False)
+    path = snap.cache_path(ledger.repo, ledger.branch)
+    ids_file = path.with_suffix(".ids")
+    first = ids_file.read_bytes()
+    tails = []
+    for n in range(3):
+        _block(project, gate="spec", reason=f"r{n}")
+        assert snap.load_snapshot(ledger.repo, ledger.branch).source == "incremental"
+        tails.append(len(json.loads(path.read_text())["aux"]["ids_tail"]))
+        assert (ids_file.read_bytes() == first) == (n < 2), n
+    assert tails == [1, 2, 0]  # the third id merges the tail into the file
+    seen = _stored_ids(ledger)
+    recomputed = snap.load_snapshot(ledger.repo, ledger.branch, use_cache=False)
+    assert recomputed.ids is not None and seen == list(recomputed.ids)
+
+
+def test_a_tail_naming_an_id_is_a_replay(project: Path) -> None:
+    """An id already in the tail (not yet in the file) is seen as well as one in it."""
+    _block(project, gate="spec")
+    ledger = _ledger(project)
+    snap.load_snapshot(ledger.repo, ledger.branch, use_cache=False)
+    _block(project, gate="spec", reason="second")
+    assert snap.load_snapshot(ledger.repo, ledger.branch).source == "incremental"
+    assert len(json.loads(snap.cache_path(ledger.repo, ledger.branch).read_text())
+               ["aux"]["ids_tail"]) == 1
+    _append_raw(project, _last_block_line(project))  # the second block again
+    assert snap.load_snapshot(ledger.repo, ledger.branch).source == "full"
+    _same_as_the_root(project)
