@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -318,6 +319,43 @@ def test_a_new_state_commit_is_verified_without_the_config_models(
                               "'meridian.ledger', "
                               "'meridian.records', 'meridian.verify']")
     assert _probe(hooked) == "0 [] ['meridian.evaluators.scan']"  # the next commit: cached
+
+
+def test_a_commit_after_new_blocks_imports_no_pydantic(hooked: Path, cli: Callable[..., Proc]) -> None:
+    """What the hooks themselves append, blocks of gates the snapshot knows, is verified
+    (record_check) and folded (the snapshot's catch-up over blocks) without pydantic, yaml
+    or the gates package."""
+    _warm(hooked, cli)
+    ledger = Ledger.open(hooked)
+    for n in range(3):
+        ledger.emit("gate.blocked", {"gate": "schema", "source": "claude", "reason": f"r{n}",
+                                     "files": ["schema/x.py"], "session": "s"})
+    ledger.emit("gate.blocked", {"source": "pre-push", "reason": "no gate"})
+    write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 2.0\n")
+    git(hooked, "add", "schema/shapes.py")
+    assert _probe(hooked) == ("0 [] ['meridian.evaluators.scan', 'meridian.ledger', "
+                              "'meridian.records', 'meridian.verify']")
+    # a malformed block still reaches the models, which refuse it
+    bad = json.loads(next(line for _, _, line in Ledger.open(hooked).lines("events")
+                          if b"gate.blocked" in line))
+    bad["data"]["source"] = "nobody"
+    from meridian.records import record_id
+
+    bad["id"] = record_id(bad["kind"], bad["ts"], bad["writer"], bad["data"])
+    _append_raw_line(hooked, json.dumps(bad).encode())
+    assert _probe(hooked).startswith("2 ['pydantic']")
+
+
+def _append_raw_line(root: Path, line: bytes) -> None:
+    ledger = Ledger.open(root)
+    repo = ledger.repo
+    target = ledger.shards("events")[-1]
+    tip = ledger.tip()
+    assert tip is not None
+    blob = gitio.write_blob(repo, (ledger.read(target) or b"") + line + b"\n")
+    tree = gitio.update_tree(repo, gitio.commit_tree(repo, tip), {target: blob})
+    gitio.set_ref(repo, ledger.refname, gitio.write_commit(repo, tree, [tip], "by hand\n"),
+                  expected=tip)
 
 
 def test_the_ledger_default_branch_is_the_config_s() -> None:
