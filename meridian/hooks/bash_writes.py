@@ -61,7 +61,7 @@ import re
 import shlex
 from pathlib import Path
 
-SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "`"})
+SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
 # "<>" opens the file read-write (`exec 3<>FILE` then writes through fd 3)
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
@@ -71,31 +71,166 @@ CHANGE_DIR = frozenset({"cd", "pushd"})
 NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 INTERPRETER = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)$")
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+SUBSTITUTION = "\x01"  # a command substitution in a word: "$\x01N\x01" (N: its index)
+PLACEHOLDER = re.compile(r"\$\x01(\d+)\x01")
+# Characters that end a word (and so start the next one) outside quotes
+WORD_ENDS = frozenset(" \t\n;&|()<>")
+# An extended glob group (`@(api|docs)`, `!(x)`): read as a substitution, a word that
+# cannot be told (its text is still looked at as commands: harmless when it is none)
+EXTGLOB = frozenset("@!+*?")
 
 
-def _logical_lines(command: str) -> list[str]:
-    """Lines with backslash continuations joined and heredoc bodies removed."""
-    joined = re.sub(r"\\\n", " ", command)
+class Words(list[str]):
+    """The words of one simple command, and what feeds its standard input when the
+    command text tells: ``feed`` is ("text", TEXT) for a heredoc or here-string, ("pipe",
+    SOURCE) for the command piped into it (SOURCE None: a subshell, not told)."""
+
+    feed: tuple[str, Words | str | None] | None = None
+    subs: dict[int, str] | None = None  # the texts of its words' command substitutions
+
+
+def _quoted_end(text: str, start: int, quote: str) -> int:
+    end = text.find(quote, start + 1)
+    if end < 0:
+        raise ValueError("No closing quotation")
+    return end + 1
+
+
+def _heredoc_word(text: str, start: int) -> tuple[str, int]:
+    """The delimiter of a heredoc whose word starts at ``start`` (quotes taken off), and
+    the index after the word."""
+    index = start
+    while index < len(text) and text[index] in " \t":
+        index += 1
     out: list[str] = []
-    terminator: str | None = None
-    for line in joined.split("\n"):
-        if terminator is not None:
-            if line.strip() == terminator:
-                terminator = None
+    while index < len(text) and text[index] not in WORD_ENDS:
+        char = text[index]
+        if char in "'\"":
+            end = _quoted_end(text, index, char)
+            out.append(text[index + 1:end - 1])
+            index = end
+        elif char == "\\":
+            out.append(text[index + 1:index + 2])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out), index
+
+
+def _scan(text: str, start: int = 0, stop: str | None = None
+          ) -> tuple[str, int, list[str], list[str]]:
+    """Read shell text from ``start`` the way bash reads it, up to the ``)`` that closes
+    a ``$(`` substitution (``stop``) or the end: (the text with backslash-newlines
+    joined, comments and heredoc bodies taken out and each command substitution --
+    ``$(...)``, backquotes, ``$((...))`` -- replaced by a placeholder word; the index
+    after ``stop``; the substitutions' own texts; the heredoc bodies in order).
+    Quotes are followed (a ``'`` in a heredoc body or a comment is no quote), so a
+    substitution or a heredoc ends where the shell ends it."""
+    out: list[str] = []
+    subs: list[str] = []
+    bodies: list[str] = []
+    pending: list[tuple[str, bool]] = []  # heredocs whose bodies start after this line
+    index, depth, in_double, word_start = start, 0, False, True
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            if text[index + 1:index + 2] == "\n":
+                index += 2
+                continue
+            out.append(text[index:index + 2])
+            index, word_start = index + 2, False
             continue
-        out.append(line)
-        found = HEREDOC.search(line)
-        if found:
-            terminator = found.group(2)
-    return out
+        if char == "'" and not in_double:
+            end = _quoted_end(text, index, "'")
+            out.append(text[index:end])
+            index, word_start = end, False
+            continue
+        if char == '"':
+            in_double = not in_double
+            out.append(char)
+            index, word_start = index + 1, False
+            continue
+        group = (char == "$" or (char in EXTGLOB and not in_double)) \
+            and text[index + 1:index + 2] == "("
+        if group or char == "`":
+            if char == "`":
+                end, inner = index + 1, []
+                while end < len(text) and text[end] != "`":
+                    if text[end] == "\\" and text[end + 1:end + 2] in ("`", "\\", "$"):
+                        end += 1
+                    inner.append(text[end])
+                    end += 1
+                if end >= len(text):
+                    raise ValueError("No closing backquote")
+                subs.append("".join(inner))
+                end += 1
+            else:
+                _, end, _, _ = _scan(text, index + 2, ")")
+                subs.append(text[index + 2:end - 1])
+            out.append(f"${SUBSTITUTION}{len(subs) - 1}{SUBSTITUTION}")
+            index, word_start = end, False
+            continue
+        if in_double:
+            out.append(char)
+            index += 1
+            continue
+        if char == "#" and word_start:
+            while index < len(text) and text[index] != "\n":
+                index += 1
+            continue
+        if char == "(" and word_start and text[index + 1:index + 2] == "(":
+            # an arithmetic command, `(( n << 2 ))`: no heredoc in it, no file written
+            _, end, _, _ = _scan(text, index + 2, ")")
+            subs.append(text[index + 2:end - 1])
+            out.append(f": ${SUBSTITUTION}{len(subs) - 1}{SUBSTITUTION}")
+            index = end + 1 if text[end:end + 1] == ")" else end
+            word_start = False
+            continue
+        if stop is not None and char == "(":
+            depth += 1
+        elif stop is not None and char == ")":
+            if depth == 0:
+                return "".join(out), index + 1, subs, bodies
+            depth -= 1
+        if text.startswith("<<", index) and not text.startswith("<<<", index):
+            strip = text.startswith("<<-", index)
+            delimiter, end = _heredoc_word(text, index + (3 if strip else 2))
+            pending.append((delimiter, strip))
+            out.append(text[index:end])
+            index, word_start = end, False
+            continue
+        if char == "\n" and pending:
+            out.append("\n")
+            index += 1
+            for delimiter, strip in pending:
+                lines: list[str] = []
+                while index < len(text):
+                    end = text.find("\n", index)
+                    end = len(text) if end < 0 else end
+                    line, index = text[index:end], end + 1
+                    if (line.lstrip("\t") if strip else line) == delimiter:
+                        break
+                    lines.append(line)
+                bodies.append("\n".join(lines) + "\n")
+            pending.clear()
+            word_start = True
+            continue
+        out.append(char)
+        word_start = char in WORD_ENDS
+        index += 1
+    if in_double:
+        raise ValueError("No closing quotation")
+    if stop is not None:
+        raise ValueError("No closing parenthesis")
+    return "".join(out), index, subs, bodies
 
 
 # Longest first: shlex returns a run of punctuation as one token (");" or "&&("), which
 # is cut here into the operators the shell reads.
 OPERATORS = ("&>>", "<<<", "<<-", "&&", "||", ";;", "|&", "&>", ">>", ">|", ">&", "<&", "<<",
-             "<>", ";", "&", "|", "(", ")", "<", ">", "`")
-PUNCTUATION = frozenset("();<>|&`")
+             "<>", ";", "&", "|", "(", ")", "<", ">")
+PUNCTUATION = frozenset("();<>|&")
 
 
 def _operators(run: str) -> list[str]:
@@ -108,9 +243,9 @@ def _operators(run: str) -> list[str]:
 
 
 def _tokens(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars="();<>|&`")
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="();<>|&")
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""  # (comments: taken out by _scan)
     tokens: list[str] = []
     for token in lexer:
         # (shlex gives a quoted ";" back unquoted too; reading it as an operator can only
@@ -152,26 +287,43 @@ def _decode_ansi_c(line: str) -> str:
     return ANSI_C.sub(lambda m: shlex.quote(_ansi_c_text(m.group(1))), line)
 
 
-def _simple_commands(command: str) -> list[list[str]]:
-    """The simple commands in order; a subshell's bounds appear as ``["("]`` / ``[")"]``."""
+def _simple_commands(command: str, _depth: int = 0) -> list[list[str]]:
+    """The simple commands in order; a subshell's bounds appear as ``["("]`` / ``[")"]``.
+    A command substitution's commands come first, as a subshell, before the command whose
+    word it is (``cp x $(rm y)/z`` runs ``rm y``); its word keeps a placeholder, which no
+    target made from it can be told through."""
+    text, _, subs, bodies = _scan(_decode_ansi_c(command))
     commands: list[list[str]] = []
-    for line in _logical_lines(_decode_ansi_c(command)):
-        current: list[str] = []
+    waiting = list(bodies)  # heredoc bodies, in the order of their `<<` operators
+
+    def emit(words: Words) -> None:
+        for index in dict.fromkeys(int(i) for w in words for i in PLACEHOLDER.findall(w)):
+            if index < len(subs):
+                words.subs = {**(words.subs or {}), index: subs[index]}
+            if _depth < 8 and index < len(subs):
+                commands.append(SUBSHELL_OPEN)
+                commands.extend(_simple_commands(subs[index], _depth + 1))
+                commands.append(SUBSHELL_CLOSE)
+        commands.append(words)
+
+    for line in text.split("\n"):
+        current = Words()
         # commands suspended by a process substitution (`cp <(echo x) api/x.py`), with the
         # plain parentheses opened inside it
-        suspended: list[list[str]] = []
+        suspended: list[Words] = []
         depth: list[int] = []
-        for token in _tokens(line):
+        tokens = _tokens(line)
+        for position, token in enumerate(tokens):
             if token == "(" and current and current[-1] in ("<", ">"):
                 current[-1] = "/dev/fd/63"  # the word the shell puts there
                 suspended.append(current)
                 depth.append(0)
                 commands.append(SUBSHELL_OPEN)
-                current = []
+                current = Words()
                 continue
             if token == ")" and depth and depth[-1] == 0:
                 if current:
-                    commands.append(current)
+                    emit(current)
                 commands.append(SUBSHELL_CLOSE)
                 current = suspended.pop()
                 depth.pop()
@@ -179,21 +331,28 @@ def _simple_commands(command: str) -> list[list[str]]:
             if depth and token in ("(", ")"):
                 depth[-1] += 1 if token == "(" else -1
             if token in SEPARATORS:
+                source = current if current else None
                 if current:
-                    commands.append(current)
-                current = []
+                    emit(current)
+                current = Words()
+                if token in ("|", "|&"):
+                    current.feed = ("pipe", source)
                 if token == "(":
                     commands.append(SUBSHELL_OPEN)
                 elif token == ")":
                     commands.append(SUBSHELL_CLOSE)
-            else:
-                current.append(token)
+                continue
+            if token in ("<<", "<<-") and waiting:
+                current.feed = ("text", waiting.pop(0))
+            elif position and tokens[position - 1] == "<<<":
+                current.feed = ("text", token + "\n")
+            current.append(token)
         while suspended:  # an unclosed process substitution: keep every word
             if current:
-                commands.append(current)
+                emit(current)
             current = suspended.pop()
         if current:
-            commands.append(current)
+            emit(current)
     return commands
 
 
@@ -263,6 +422,9 @@ def _strip_prefix(words: list[str]) -> list[str]:
         if ASSIGNMENT.match(word) or word in KEYWORDS:
             index += 1
             continue
+        if word == "function":  # `function f { BODY; }`: the body's first command
+            index += 2
+            continue
         if name not in WRAPPER_OPTIONS:
             break
         takes_value = WRAPPER_OPTIONS[name]
@@ -274,6 +436,18 @@ def _strip_prefix(words: list[str]) -> list[str]:
                 break
             if name == "env" and (ASSIGNMENT.match(arg) or arg == "-"):
                 index += 1
+                continue
+            if name == "env" and arg.startswith(("-S", "--split-string")):
+                # `env -S 'cp x y'`: the string is split into the words run
+                value = arg.split("=", 1)[1] if arg.startswith("--split-string=") \
+                    else arg[2:] if arg.startswith("-S") and len(arg) > 2 else \
+                    (words[index + 1] if index + 1 < len(words) else "")
+                taken = 1 if arg.startswith("--split-string=") or len(arg) > 2 else 2
+                try:
+                    split = shlex.split(value)
+                except ValueError:
+                    split = ["$env-S"]  # cannot be read: an unknown command
+                words = [*words[:index], *split, *words[index + taken:]]
                 continue
             if not arg.startswith("-") or arg == "-":
                 break
@@ -515,7 +689,12 @@ GIT_MARK = "\0git:"
 # Kinds of GIT_MARK: "diff" (``git diff --name-only ARGS``), "show" (the files commits
 # change), "switch" (a revision, else a path), "clean" (``git clean -n OPTIONS``),
 # "anywhere" (unknown files anywhere in the work tree; the text says what).
-GIT_MARK_KINDS = ("diff", "show", "switch", "clean", "anywhere")
+# "log" (the files ``git log ARGS`` commits change), "submodule" (the submodules' folders),
+# "patch" (a patch from a pipe that cannot be read: any file, new ones too).
+GIT_MARK_KINDS = ("diff", "show", "switch", "clean", "anywhere", "log", "submodule", "patch")
+
+
+TEXT_FEED = "\0text:"  # a patch source: the text itself (a heredoc's body)
 
 
 def git_mark(kind: str, args: list[str], where: str = "") -> str:
@@ -530,6 +709,38 @@ def read_git_mark(mark: str) -> tuple[str, str, list[str]]:
 
 def _anywhere(text: str) -> str:
     return git_mark("anywhere", [text])
+
+
+UNTOLD_PATCH = git_mark("patch", ["a patch from a pipe"])
+# An ``unresolved`` entry for a write target built by an expansion the hook cannot read
+# (``cp x $(echo api)/y``, ``cd "$D" && touch y``): ``expansion_mark(PATTERN, TEXT)``,
+# PATTERN the target with UNKNOWN where the expansions are, TEXT the command line.
+EXPANSION_MARK = "\0expansion:"
+UNKNOWN = "\x02"
+_UNKNOWN_PART = re.compile(r"\$(?:\x01\d+\x01|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]|"
+                           r"(?=[^A-Za-z_{\x01]|$))")
+
+
+def expansion_mark(pattern: str, text: str) -> str:
+    return EXPANSION_MARK + json.dumps([pattern, text])
+
+
+def read_expansion_mark(mark: str) -> tuple[str, str]:
+    """(the target's pattern, with UNKNOWN for each part that cannot be told; the command
+    line) of an ``expansion_mark``."""
+    pattern, text = json.loads(mark[len(EXPANSION_MARK):])
+    return str(pattern), str(text)
+
+
+def unknown_pattern(target: str, here: str | None) -> str:
+    """``target`` with each expansion left in it as UNKNOWN, under ``here`` (UNKNOWN too
+    when the directory cannot be told)."""
+    pattern = _UNKNOWN_PART.sub(UNKNOWN, target)
+    if os.path.isabs(pattern) or pattern.startswith(UNKNOWN):
+        return pattern
+    if here is None:
+        return UNKNOWN + "/" + pattern
+    return pattern if here == "." else os.path.join(here, pattern)
 SCRIPT_MARK = "\0script:"  # an ``unresolved`` entry holding a script file's text
 SCRIPT_LIMIT = 256 * 1024
 FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -609,42 +820,188 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
 
 
 def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
-                     unresolved: list[str] | None = None, stdin: str | None = None) -> list[str]:
+                     unresolved: list[str] | None = None, stdin: str | None = None,
+                     environment: dict[str, str] | None = None, feed: Feed = None,
+                     text: str = "") -> list[str]:
+    """The files one simple command writes. ``environment``: variables exported earlier
+    in the command line (``export GIT_WORK_TREE=api; git ...``); ``feed``: what its
+    standard input is when told (``Words.feed``); ``text``: the whole command line, for
+    what cannot be told."""
     # `GIT_WORK_TREE=api git checkout HEAD -- app.py` is `git --work-tree=api ...`
     work_tree = next((w.split("=", 1)[1] for w in words if w.startswith("GIT_WORK_TREE=")),
-                     None)
+                     (environment or {}).get("GIT_WORK_TREE"))
     words = _strip_prefix(words)
     if not words:
+        return []
+    if "$" in words[0] and unresolved is not None:
+        # the command itself is built by an expansion (`$(echo cp) x api/y`, `$CMD ...`)
+        unresolved.append(expansion_mark(UNKNOWN, text))
         return []
     name, args = os.path.basename(words[0]), words[1:]
     if work_tree and name == "git":
         args = [f"--work-tree={work_tree}", *args]
-    if name in SHELLS and _shell_script(args) is not None:
-        return written_files(_shell_script(args) or "", cwd, removals=removals,
-                             unresolved=unresolved)
-    if name == "eval":
-        return written_files(" ".join(args), cwd, removals=removals, unresolved=unresolved)
+    script_text = _inline_script(name, args, stdin, feed)
+    if script_text is not None:
+        if PLACEHOLDER.search(script_text) or "$" in script_text.split(" ", 1)[0]:
+            # `eval "$(curl ...)"`, `sh -c "$CMD"`: the code comes from an expansion
+            if unresolved is not None:
+                unresolved.append(expansion_mark(UNKNOWN, text))
+            return []
+        return written_files(script_text, cwd, removals=removals, unresolved=unresolved)
+    if unresolved is not None and _reads_code_from_elsewhere(name, args, stdin, feed):
+        unresolved.append(text or " ".join(words))  # `curl URL | sh`, `bash <(...)`
     if name == "xargs":
         # the operands come from standard input: what the command does cannot be told
         inner = _strip_xargs(args)
         if unresolved is not None and inner:
             unresolved.append(" ".join(words))
-        return _command_targets(inner, cwd, removals=removals, unresolved=unresolved) \
-            if inner else []
+            listing = stdin or next((_option_value(args, i, a) for i, a in enumerate(args)
+                                     if a in ("-a", "--arg-file") or a.startswith(
+                                         ("--arg-file=", "-a"))), None)
+            code = _script_text(listing, cwd) if listing and _knowable(listing) else None
+            if code is not None:
+                unresolved.append(code)  # the operands: the files named in that list
+        return _command_targets(inner, cwd, removals=removals, unresolved=unresolved,
+                                text=text) if inner else []
     if name == "find":
         return _find_targets(args, cwd, removals, unresolved)
-    script = _script_file(name, args)
+    script = _script_file(name, args) or (stdin if name in SHELLS and not _operands(args)
+                                          else None)
     if script is not None and unresolved is not None and _knowable(script):
-        text = _script_text(script, cwd)
-        if text is not None:
-            unresolved.append(SCRIPT_MARK + text)
+        code = _script_text(script, cwd)
+        if code is not None:
+            unresolved.append(SCRIPT_MARK + code)
     elif unresolved is not None and words[0].startswith(("./", "/", "~/")) and "/" in words[0]:
-        text = _script_text(words[0], cwd)  # ./run.sh: the script it runs
-        if text is not None and not text.startswith("\x7fELF"):
-            unresolved.append(SCRIPT_MARK + text)
+        code = _script_text(words[0], cwd)  # ./run.sh: the script it runs
+        if code is not None and not code.startswith("\x7fELF"):
+            unresolved.append(SCRIPT_MARK + code)
+    program = _awk_program(args) if name in AWK else None
+    if unresolved is not None and program and re.search(r">|\|\s*getline|system", program):
+        unresolved.append(program)  # `awk '{print > "api/x"}'`: the files it names
+    if unresolved is not None and name == "sed" and _sed_writes(args):
+        unresolved.append(" ".join(args))  # sed's `w FILE` command
+    patch_feed = _patch_feed(feed, stdin)
     if removals:
-        return _written(name, args, cwd, stdin) + _removed(name, args)
-    return _written(name, args, cwd, stdin)
+        return _written(name, args, cwd, stdin, patch_feed) + _removed(name, args)
+    return _written(name, args, cwd, stdin, patch_feed)
+
+
+AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+
+
+def _awk_program(args: list[str]) -> str | None:
+    """The program text of ``awk [-F x] [-v a=b] 'PROGRAM' FILE...`` (None with ``-f``)."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-f", "--file") or arg.startswith("-f"):
+            return None
+        if arg in ("-F", "-v", "--assign", "--field-separator"):
+            index += 2
+            continue
+        if arg == "--":
+            return args[index + 1] if index + 1 < len(args) else None
+        if not arg.startswith("-") or arg == "-":
+            return arg
+        index += 1
+    return None
+
+
+def _sed_writes(args: list[str]) -> bool:
+    """Whether a sed script writes a file of its own (``w FILE``, ``s/a/b/w FILE``)."""
+    scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+    if not scripts:
+        operands = _operands(args, frozenset({"-e", "-f", "-l", "--expression", "--file"}))
+        scripts = operands[:1]
+    return any(re.search(r"(?:^|[;\n}/])\s*[0-9,$!/\w]*\s*w\s*\S|/w\s*\S", s)
+               for s in scripts)
+
+
+# What feeds a command's standard input, when the command text tells (``Words.feed``)
+Feed = tuple[str, "Words | str | None"] | None
+# Where code is read from standard input or a file the shell makes
+STDIN_SCRIPTS = frozenset({"/dev/stdin", "-", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _fed_text(feed: Feed) -> str | None:
+    """The text that reaches standard input, when the command line holds it: a heredoc,
+    a here-string, or ``echo``/``printf`` of plain words piped in."""
+    if feed is None:
+        return None
+    kind, source = feed
+    if kind == "text":
+        return source if isinstance(source, str) else None
+    if isinstance(source, list) and source:
+        words = _strip_prefix(list(source))
+        if words[:1] in (["echo"], ["printf"]):
+            args = [a for a in words[1:] if not (words[0] == "echo" and a in ("-n", "-e", "-E"))]
+            return " ".join(args) + "\n"
+    return None
+
+
+def _inline_script(name: str, args: list[str], stdin: str | None, feed: Feed) -> str | None:
+    """The command text a shell runs in turn, when it is in the command line: ``sh -c
+    CMD``, ``eval ARGS``, a shell reading a heredoc, a here-string or an echo piped in
+    (``bash <<<'...'``, ``echo '...' | sh -s``, ``source /dev/stdin <<< ...``)."""
+    if name in SHELLS and _shell_script(args) is not None:
+        return _shell_script(args) or ""
+    if name == "eval":
+        return " ".join(args)
+    if stdin is not None:
+        return None
+    reads_stdin = (name in SHELLS and (not _operands(args, SHELL_VALUE_OPTIONS)
+                                       or any(a.startswith("-") and "s" in a[1:]
+                                              and not a.startswith("--") for a in args))) \
+        or (name in (".", "source") and args[:1] and args[0] in STDIN_SCRIPTS)
+    return _fed_text(feed) if reads_stdin else None
+
+
+SHELL_VALUE_OPTIONS = frozenset({"-o", "-O", "+O", "+o", "--rcfile", "--init-file"})
+
+
+def _reads_code_from_elsewhere(name: str, args: list[str], stdin: str | None,
+                               feed: Feed) -> bool:
+    """A shell or ``source`` running code the command line does not hold: from a pipe
+    (``curl URL | sh``), or a process substitution (``bash <(curl URL)``, ``. <(...)``)."""
+    if name not in SHELLS and name not in (".", "source"):
+        return False
+    operands = _operands(args, SHELL_VALUE_OPTIONS)
+    if operands and (operands[0].startswith("/dev/fd/") or operands[0] in STDIN_SCRIPTS):
+        return True
+    return name in SHELLS and not operands and stdin is None and feed is not None \
+        and _fed_text(feed) is None
+
+
+def _patch_feed(feed: Feed, stdin: str | None) -> list[str] | None:
+    """What a patch on standard input changes, when told: [the patch file] for ``cat
+    FILE |``, git marks for ``git diff ARGS |``, ``git show REV |``, ``git format-patch
+    --stdout REVS |``, ``git stash show -p REF |``; [UNTOLD_PATCH] for any other pipe;
+    None when nothing is piped in."""
+    if stdin is not None or feed is None:
+        return None
+    kind, source = feed
+    if kind == "text":
+        return [TEXT_FEED + source] if isinstance(source, str) else None
+    words = _strip_prefix(list(source)) if isinstance(source, list) else []
+    if words[:1] == ["cat"] and len(_operands(words[1:])) == 1:
+        return _operands(words[1:])
+    if words[:1] == ["git"]:
+        _, sub, rest, _ = _git_words(words)
+        revs = [a for a in rest if not a.startswith("-")]
+        if sub == "diff" and not any(a.startswith(("--output", "--no-index")) for a in rest):
+            return [git_mark("diff", [a for a in rest if a not in ("-p", "--patch", "-u",
+                                                                 "--binary", "--full-index")])]
+        if sub == "show" and revs and not any(":" in r for r in revs):
+            return [git_mark("show", revs)]
+        if sub == "format-patch" and "--stdout" in rest:
+            counted = [a for a in rest if re.fullmatch(r"-\d+", a)]
+            if len(revs) == 1 and ".." not in revs[0] and not counted:
+                revs = [f"{revs[0]}..HEAD"]
+            return [git_mark("log", counted + revs)] if revs else None
+        if sub == "stash" and rest[:1] == ["show"]:
+            refs = [a for a in rest[1:] if not a.startswith("-")]
+            return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
+    return [UNTOLD_PATCH]
 
 
 XARGS_VALUE_OPTIONS = frozenset({"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a", "--max-args",
@@ -682,13 +1039,19 @@ def _moved_mark(mark: str, where: str) -> str:
     return git_mark(kind, args, os.path.join(where, inner) if inner else where)
 
 
-def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) -> list[str]:
+def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
+             patch_feed: list[str] | None = None) -> list[str]:
     """The files command ``name`` writes (shells are read by the caller); ``stdin`` is the
-    file a ``< FILE`` redirection feeds it."""
+    file a ``< FILE`` redirection feeds it, ``patch_feed`` what a patch read from standard
+    input changes (``_patch_feed``)."""
     if name == "meridian":
         return _meridian_writes(args)
     if name.startswith("python") and args[:2] == ["-m", "meridian"]:
         return _meridian_writes(args[2:])
+    if (name.startswith("python") and args[:1] == ["-m"] and args[1:2] in (["venv"],
+                                                                           ["virtualenv"])) \
+            or (name == "uv" and args[:1] == ["venv"]):
+        return _tool_outputs("venv", args[2:] if name != "uv" else args[1:]) or []
     if name == "tee":
         return _operands(args)
     if name == "touch":
@@ -723,19 +1086,24 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) ->
         return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"]
     if name in ("tar", "bsdtar", "gtar"):
         return _tar_targets(args)
-    if name in ("unzip", "7z", "bsdunzip"):
-        value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None)
+    if name in ("unzip", "7z", "7za", "7zz", "bsdunzip"):
+        value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None) \
+            or next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), None)
         return [(value or ".").rstrip("/") + "/"]
+    tool = _tool_outputs(name, args)
+    if tool is not None:
+        return tool
     if name == "git":
         where, git_args = _git_location(args)
         if where:
             return [_moved_mark(t, where) if t.startswith(GIT_MARK) else t
                     if os.path.isabs(t) or t.startswith(STASH_MARK)
-                    else os.path.join(where, t) for t in _written(name, git_args, cwd, stdin)]
+                    else os.path.join(where, t)
+                    for t in _written(name, git_args, cwd, stdin, patch_feed)]
         args = _expand_alias(git_args, cwd, _inline_aliases(args))
         if args and args[0].startswith(GIT_MARK):
             return args  # an alias that runs a shell, or one that cannot be read
-        found = _git_rewrites(args, cwd, stdin)
+        found = _git_rewrites(args, cwd, stdin, patch_feed)
         if found is not None:
             return found
     if name == "patch":
@@ -748,10 +1116,12 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) ->
                                               "-o", "--output", "-r", "--reject-file", "-B",
                                               "-z", "-V", "-D", "-F", "-g"}))
         patch = patch or (operands[1] if len(operands) > 1 else None) or stdin
-        found = _patch_paths(patch, cwd) if patch else []
-        if not operands and not found:
-            # the patch comes from a pipe, or cannot be read now: it may write anything
-            found.append(_anywhere("patch " + " ".join(args)))
+        if patch or not operands:
+            # (a patch from a pipe that cannot be read, or a file that cannot be read now,
+            # may write anything)
+            found = _patched([patch] if patch else [], patch_feed, cwd, "patch " + " ".join(args))
+        else:
+            found = []
         if value and found and not operands:
             found = [f if f.startswith(GIT_MARK) else os.path.join(value, f) for f in found]
         found += operands[:1]
@@ -761,9 +1131,12 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None) ->
             a in ("--check", "--stat", "--numstat", "--summary") for a in args):
         files = _operands(args[1:], frozenset({"-p", "-C", "--directory", "--exclude",
                                                "--include"})) or ([stdin] if stdin else [])
-        found = [p for f in files for p in _patch_paths(f, cwd)]
-        if not found:  # from a pipe, or a patch that cannot be read now
-            found.append(_anywhere("git " + " ".join(args)))
+        found = _patched(files, patch_feed, cwd, "git " + " ".join(args))
+        # `--directory=api` puts every path of the patch under api/
+        prefix = next((a.split("=", 1)[1] for a in args if a.startswith("--directory=")), None) \
+            or next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "--directory"), None)
+        if prefix:
+            found = [f if f.startswith(("\0", "/")) else os.path.join(prefix, f) for f in found]
         return found + ["./"]
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
         return _restored(args[0], args[1:], cwd)
@@ -858,7 +1231,8 @@ def text_of(args: list[str]) -> str:
     return "git " + " ".join(args)
 
 
-def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | None:
+def _git_rewrites(args: list[str], cwd: Path, stdin: str | None,
+                  patch_feed: list[str] | None = None) -> list[str] | None:
     """Marks (``GIT_MARK``) for the git commands that rewrite the work tree from another
     revision; None for every other git command (read by the rest of ``_written``)."""
     if not args:
@@ -870,6 +1244,25 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
         # `git worktree add PATH [REV]`: a whole checkout lands in PATH
         operands = _operands(rest[1:], frozenset({"-b", "-B", "--reason"}))
         return [operands[0], operands[0].rstrip("/") + "/"] if operands else []
+    if sub in ("clone", "init") and not any(a in ("--bare", "--mirror") for a in rest):
+        # a repository made in DIR (clone: the last part of the URL without .git)
+        operands = _operands(rest, frozenset({"-b", "--branch", "-o", "--origin", "-c",
+                                              "--config", "--depth", "--reference",
+                                              "--separate-git-dir", "--template", "-u",
+                                              "--upload-pack", "--filter", "-j", "--jobs",
+                                              "--initial-branch", "--object-format",
+                                              "--shallow-since", "--shallow-exclude"}))
+        if sub == "clone":
+            folder = operands[1] if len(operands) > 1 else (
+                operands[0].rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+                .removesuffix(".git") if operands else "")
+        else:
+            folder = operands[0] if operands else ""
+        return [folder, folder.rstrip("/") + "/"] if folder else []
+    if sub == "submodule":
+        return _submodule_writes(rest)
+    if sub == "update-index":
+        return _update_index_paths(rest)
     if sub == "checkout-index":
         prefix = next((a.split("=", 1)[1] for a in rest if a.startswith("--prefix=")), "")
         if "-a" in rest or "--all" in rest or "--stdin" in rest:
@@ -976,9 +1369,7 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
     if sub == "am":
         if any(a in _SEQUENCER for a in rest):
             return [_anywhere(text)]
-        files = operands or ([stdin] if stdin else [])
-        found = [p for f in files for p in _patch_paths(f, cwd)]
-        return found or [_anywhere(text)]
+        return _patched(operands or ([stdin] if stdin else []), patch_feed, cwd, text)
     if sub == "clean":
         short = "".join(a[1:] for a in rest if a.startswith("-") and not a.startswith("--"))
         if "n" in short or "--dry-run" in rest:
@@ -989,6 +1380,67 @@ def _git_rewrites(args: list[str], cwd: Path, stdin: str | None) -> list[str] | 
             return [_anywhere(text)]
         return [git_mark("clean", rest)]
     return None
+
+
+def _submodule_writes(rest: list[str]) -> list[str]:
+    """What ``git submodule ...`` writes: ``add URL PATH`` the path and .gitmodules;
+    ``update``/``foreach``/``deinit``/``absorbgitdirs`` the submodules' folders (named,
+    or every one: a mark the hook reads from .gitmodules)."""
+    if rest[:1] == ["add"]:
+        operands = _operands(rest[1:], frozenset({"-b", "--branch", "--name", "--reference",
+                                                  "--depth"}))
+        if not operands:
+            return []
+        path = operands[1] if len(operands) > 1 else \
+            operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+        return [path, path.rstrip("/") + "/", ".gitmodules"]
+    verb = rest[0] if rest and not rest[0].startswith("-") else "update"
+    if verb not in ("update", "foreach", "deinit", "absorbgitdirs", "init"):
+        return []  # status, summary, sync, set-url...: the work tree stays
+    if verb == "init":
+        return []
+    paths = [] if verb == "foreach" else _operands(
+        rest[1:] if rest[:1] == [verb] else rest,
+        frozenset({"--reference", "--depth", "-j", "--jobs", "--filter"}))
+    if paths:
+        return [p.rstrip("/") + "/" for p in paths]
+    return [git_mark("submodule", [])]
+
+
+_UPDATE_INDEX_PATHS = frozenset({"--skip-worktree", "--no-skip-worktree", "--assume-unchanged",
+                                 "--no-assume-unchanged", "--add", "--remove", "--force-remove",
+                                 "--replace", "--info-only", "--fsmonitor-valid",
+                                 "--no-fsmonitor-valid"})
+
+
+def _update_index_paths(rest: list[str]) -> list[str]:
+    """The paths ``git update-index`` changes the record of: the ones it marks as not to
+    be looked at (``--skip-worktree``, ``--assume-unchanged``), adds, removes or
+    replaces (``--cacheinfo MODE,OBJECT,PATH``); ``--index-info``/``--stdin`` read them
+    from standard input: anywhere."""
+    if any(a in ("--index-info", "--stdin") for a in rest):
+        return [_anywhere("git update-index " + " ".join(rest))]
+    found: list[str] = []
+    index = 0
+    while index < len(rest):
+        arg = rest[index]
+        if arg == "--cacheinfo":
+            value = rest[index + 1] if index + 1 < len(rest) else ""
+            if value.count(",") >= 2:
+                found.append(value.split(",", 2)[2])
+                index += 2
+            else:
+                found += rest[index + 3:index + 4]
+                index += 4
+            continue
+        if arg.startswith("--chmod"):
+            found += [a for a in rest[index + 1:] if not a.startswith("-")]
+            break
+        index += 1
+    marked = any(a in _UPDATE_INDEX_PATHS for a in rest)
+    operands = [a for a in _operands(rest, frozenset({"--cacheinfo", "--index-version"}))
+                if a not in found and "," not in a]
+    return found + (operands if marked else [])
 
 
 PATCH_HEADER = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
@@ -1024,19 +1476,157 @@ def _patch_paths(patch: str, cwd: Path) -> list[str]:
     return list(dict.fromkeys(p for p in found if p != "/dev/null"))
 
 
-def _heredoc_patch(target: str, command: str) -> list[str]:
-    """``target``, or for a patch applied from standard input (an ``anywhere`` mark of
-    ``git apply``, ``git am`` or ``patch``) the files the patch headers in ``command``
-    name, when it has any."""
-    if not target.startswith(GIT_MARK):
-        return [target]
-    kind, _, args = read_git_mark(target)
-    text = args[0] if args else ""
-    if kind != "anywhere" or not text.startswith(("git apply", "git am", "patch")):
-        return [target]
-    found = [next(g for g in m.groups() if g).strip() for m in PATCH_HEADER.finditer(command)]
-    found = list(dict.fromkeys(p for p in found if p != "/dev/null"))
-    return found or [target]
+def _patched(files: list[str], patch_feed: list[str] | None, cwd: Path, text: str) -> list[str]:
+    """What applying patches changes: the files their headers name, read from the patch
+    ``files``, or from what standard input brings (``_patch_feed``): a heredoc's text, a
+    patch file piped in, git's marks for a patch git makes; a mark of kind ``patch`` for
+    a patch from a pipe that cannot be read, ``anywhere`` for a file that cannot be read."""
+    if files:
+        found = [p for f in files for p in _patch_paths(f, cwd)]
+        return found or [_anywhere(text)]
+    found = []
+    for source in patch_feed or []:
+        if source.startswith(TEXT_FEED):
+            found += _header_paths(source[len(TEXT_FEED):])
+        elif source == UNTOLD_PATCH:
+            found.append(git_mark("patch", [text]))
+        elif source.startswith(("\0",)):
+            found.append(source)
+        else:
+            found += _patch_paths(source, cwd)
+    return found or [_anywhere(text)]
+
+
+def _header_paths(text: str) -> list[str]:
+    found = [next(g for g in m.groups() if g).strip() for m in PATCH_HEADER.finditer(text)]
+    return list(dict.fromkeys(p for p in found if p != "/dev/null"))
+
+
+# Tools that write a file named by an option: name -> the options
+_OUTPUT_OPTIONS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "ld", "as",
+                     "nasm", "go", "tinygo", "zig", "swiftc", "ghc"), frozenset({"-o"})),
+    **dict.fromkeys(("sort", "shuf", "pandoc", "pdftotext"), frozenset({"-o", "--output"})),
+    "javac": frozenset({"-d"}), "csplit": frozenset({"-f", "--prefix"}),
+    "esbuild": frozenset({"--outfile", "--outdir"}), "tsc": frozenset({"--outDir", "--outFile"}),
+    "pip": frozenset({"-t", "--target", "-d", "--dest", "--prefix", "--root", "--src"}),
+    "npm": frozenset({"--prefix"}), "pnpm": frozenset({"--dir", "-C"}),
+    "yarn": frozenset({"--cwd", "--modules-folder"}),
+}
+# Tools that rewrite their file operands in place (folders: what is in them), with the
+# option that makes them do so where one is needed
+_IN_PLACE: dict[str, str | None] = {
+    "black": None, "isort": None, "autopep8": "-i", "yapf": "-i", "autoflake": "-i",
+    "prettier": "--write", "eslint": "--fix", "gofmt": "-w", "goimports": "-w",
+    "rustfmt": None, "clang-format": "-i", "shfmt": "-w", "dos2unix": None, "unix2dos": None,
+    "sponge": None, "yq": "-i", "pyupgrade": None, "docformatter": "-i",
+    **dict.fromkeys(("vi", "vim", "nvim", "ex", "ed", "red", "nano", "emacs", "vim.basic",
+                     "vim.tiny", "micro", "kak", "hx"), None),
+}
+_IN_PLACE_SHORT = {"prettier": "-w", "yq": "-i"}
+_NOT_WRITING = frozenset({"--check", "--diff", "-c", "--dry-run", "-d", "-l", "--list-different",
+                          "--version", "--help", "-h", "-R"})
+# Options of those tools that take a value (not a file operand)
+_TOOL_VALUES = frozenset({"-c", "--cmd", "-S", "-u", "-i", "-T", "-l", "--line-length",
+                          "--config", "-t", "--target-version", "--ext", "--parser",
+                          "--ignore-path", "-p", "--profile", "--settings-path", "-s",
+                          "--style", "--edition", "--indent", "--plugin", "-e", "--expression",
+                          "--fallback-style", "--assume-filename"})
+# Editors' options that take a value (`vim -c wq F`, `ed -p '*' F`; ed's `-s` is a flag)
+_EDITOR_VALUES = {
+    **dict.fromkeys(("vi", "vim", "nvim", "ex", "vim.basic", "vim.tiny"),
+                    frozenset({"-c", "--cmd", "-S", "-u", "-i", "-T", "-w", "-W", "-s", "-U"})),
+    "ed": frozenset({"-p", "--prompt"}), "red": frozenset({"-p", "--prompt"}),
+    "emacs": frozenset({"-l", "--load", "-f", "--funcall", "--eval", "-L"}),
+}
+_COMPRESSORS = frozenset({"gzip", "bzip2", "xz", "lzma", "lz4", "gunzip", "bunzip2", "unxz",
+                          "pigz", "zstd", "unzstd", "compress", "uncompress"})
+
+
+def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
+    """What the tools of the tables above write; None for any other command."""
+    if re.fullmatch(r"pip3?(?:\.\d+)?", name):
+        name = "pip"
+    if name in _OUTPUT_OPTIONS:
+        values = _OUTPUT_OPTIONS[name]
+        found = []
+        for index, arg in enumerate(args):
+            key = arg.split("=", 1)[0] if arg.startswith("--") else (
+                arg if arg in values else arg[:2])
+            value = _option_value(args, index, arg) if key in values else ""
+            if not value:
+                continue
+            if name in ("javac", "pip", "npm", "pnpm", "yarn") or key.lower().endswith("dir"):
+                value = value.rstrip("/") + "/"
+            elif name == "csplit":  # files PREFIX00, PREFIX01...: in PREFIX's folder
+                value = os.path.dirname(value) + "/" if os.path.dirname(value) else ""
+            if value:
+                found.append(value)
+        return found
+    if name in ("uniq",):
+        operands = _operands(args, frozenset({"-f", "-s", "-w", "--skip-fields",
+                                              "--skip-chars", "--check-chars"}))
+        return operands[1:2]
+    if name == "split":
+        operands = _operands(args, frozenset({"-b", "-l", "-n", "-C", "-a", "--bytes",
+                                              "--lines", "--number", "--line-bytes",
+                                              "--suffix-length", "--additional-suffix",
+                                              "--filter"}))
+        folder = os.path.dirname(operands[1]) if len(operands) > 1 else ""
+        return [folder + "/"] if folder else []
+    if name == "mktemp":
+        operands = _operands(args, frozenset({"-p", "--tmpdir", "--suffix"}))
+        base = next((_option_value(args, i, a) for i, a in enumerate(args)
+                     if a.split("=", 1)[0] in ("-p", "--tmpdir")), None)
+        if not operands or "-u" in args or "--dry-run" in args:
+            return []
+        folder = os.path.dirname(operands[0])
+        return [os.path.join(base or folder or ".", "").rstrip("/") + "/"] \
+            if base or folder else []
+    if name in ("venv", "virtualenv"):
+        return [o.rstrip("/") + "/" for o in _operands(args, frozenset({"-p", "--python",
+                                                                        "--prompt"}))]
+    if name == "zip":
+        operands = _operands(args, frozenset({"-b", "-n", "-t", "-tt", "-x", "-i", "-P",
+                                              "--password"}))
+        return operands[:1]
+    if name in _COMPRESSORS:
+        if any(a in ("-c", "--stdout", "-l", "--list", "-t", "--test", "-h", "--help")
+               or (a.startswith("-") and not a.startswith("--") and "c" in a[1:]) for a in args):
+            return []
+        operands = _operands(args, frozenset({"-S", "--suffix", "-o", "-T", "--threads"}))
+        # the file goes, and what replaces it lands beside it
+        return operands + [os.path.dirname(o) + "/" for o in operands if os.path.dirname(o)]
+    if name in _IN_PLACE:
+        flag = _IN_PLACE[name]
+        short = _IN_PLACE_SHORT.get(name)
+        if flag is not None and not any(a == flag or a == short or a.startswith(flag + "=")
+                                        or (flag == "-i" and a.startswith("-i"))
+                                        for a in args):
+            return []
+        if name in ("black", "isort", "rustfmt", "ruff") and any(a in _NOT_WRITING
+                                                                 for a in args):
+            return []
+        values = _EDITOR_VALUES.get(name, _TOOL_VALUES) if flag is None else _TOOL_VALUES
+        operands = _operands([a for a in args if not a.startswith("+")], values)
+        return [o if "." in os.path.basename(o) else o.rstrip("/") + "/" for o in operands
+                if o not in (".", "./")] if operands else []
+    if name == "ruff" and args[:1] == ["format"] or (name == "ruff" and args[:1] == ["check"]
+                                                     and "--fix" in args):
+        if any(a in ("--check", "--diff") for a in args):
+            return []
+        return [o if "." in os.path.basename(o) else o.rstrip("/") + "/"
+                for o in _operands(args[1:], _TOOL_VALUES) if o not in (".", "./")]
+    return None
+
+
+def _option_value(args: list[str], index: int, arg: str) -> str:
+    """The value of the option at ``args[index]``: ``--opt=V``, ``-oV`` or the next word."""
+    if "=" in arg and arg.startswith("--"):
+        return arg.split("=", 1)[1]
+    if not arg.startswith("--") and len(arg) > 2:
+        return arg[2:]
+    return args[index + 1] if index + 1 < len(args) else ""
 
 
 def _curl_targets(args: list[str]) -> list[str]:
@@ -1156,8 +1746,6 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     prefixed by the directories a ``cd`` in the command moved to); with ``removals``,
     also the files it deletes or moves away. ``unresolved`` collects what may write
     but cannot be told (see the module docstring)."""
-    if unresolved is not None and "`" in command:
-        unresolved.append(command)  # a backquoted substitution builds words that cannot be told
     try:
         commands = _simple_commands(command)
     except ValueError:  # unbalanced quotes: the shell would refuse it too
@@ -1166,41 +1754,34 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         return []
     found: list[str] = []
     fetched = False  # a `git fetch` ran earlier in the command
-    here: str | None = "."  # where the next command runs, relative to cwd; None: unknown
-    outer: list[str | None] = []  # where each enclosing subshell started
-    variables = {"HOME": str(Path.home())}
+    state = _ShellState(cwd)
+    state.plain = not re.search(r"\w\s*\(\s*\)|\bfunction\s|\balias\s|\bPATH=|\benable\s",
+                                command)
+    outer: list[_ShellState] = []  # the state each enclosing subshell started with
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
-            outer.append(here)
+            outer.append(state.copy())
             continue
         if tokens is SUBSHELL_CLOSE:
-            here = outer.pop() if outer else here
+            state = outer.pop() if outer else state
             continue
-        variables["PWD"] = str(cwd / here) if here is not None else "$PWD"
-        tokens = [_expand(t, variables) for t in tokens]
-        if all(ASSIGNMENT.match(t) for t in tokens) or tokens[:1] in (["export"], ["declare"],
-                                                                        ["local"], ["readonly"]):
-            for token in tokens:
-                if ASSIGNMENT.match(token):
-                    key, value = token.split("=", 1)
-                    if _knowable(value) or value == "":
-                        variables[key] = value
+        feed = getattr(tokens, "feed", None)
+        here = state.here
+        tokens = state.read(tokens)
         words, redirected = _split_redirections(tokens)
         command_words = _strip_prefix(words)
         name = command_words[0] if command_words else ""
         targets = redirected
         if name not in CHANGE_DIR and name != "popd":
-            targets = targets + _command_targets(words, cwd / (here or "."), removals=removals,
-                                                 unresolved=unresolved,
-                                                 stdin=_stdin_file(tokens))
-        if "<<" in tokens or "<<-" in tokens or "<<<" in tokens:
-            # a patch fed from a heredoc or here-string (`git apply <<EOF`): its headers
-            # are in the command itself
-            targets = [t for target in targets for t in _heredoc_patch(target, command)]
+            targets = targets + _command_targets(
+                words, cwd / (here or "."), removals=removals, unresolved=unresolved,
+                stdin=_stdin_file(tokens), environment=state.exported, feed=feed,
+                text=command)
         if fetched:
             # a revision read now is not the one a `git fetch` earlier in the command leaves
             targets = [_anywhere(command) if t.startswith(GIT_MARK)
-                       and read_git_mark(t)[0] != "clean" else t for t in targets]
+                       and read_git_mark(t)[0] not in ("clean", "patch") else t
+                       for t in targets]
         if os.path.basename(name) == "git" and _git_words(command_words)[1] in (
                 "fetch", "pull", "remote", "submodule"):
             fetched = True
@@ -1209,38 +1790,234 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
                 or os.path.basename(name) == "xargs"):
             unresolved.append(command)  # what runs comes from elsewhere in the command
         for path in targets:
-            if path.startswith(STASH_MARK):
-                found.append(path)
-                continue
-            if path.startswith(GIT_MARK):
-                kind, where, args = read_git_mark(path)
-                if here is None and kind != "anywhere":
-                    path = _anywhere(command)  # run from a directory that cannot be told
-                elif here not in (None, "."):
-                    path = git_mark(kind, args, os.path.normpath(os.path.join(here, where)))
-                if path not in found:
-                    found.append(path)
-                continue
-            if not _knowable(path):
-                if unresolved is not None and path and path not in NOT_FILES:
-                    # what the variable holds may be named elsewhere in the command
-                    # ("for f in .meridian/*; do : > $f; done"); "$(pwd)/x" arrives as "$"
-                    unresolved.append(command if "$" in path or "`" in path else path)
-                continue
-            if not os.path.isabs(path):
-                if here is None:
-                    if unresolved is not None:
-                        unresolved.append(path)
-                    continue
-                path = os.path.normpath(os.path.join(here, path)) if here != "." else path
-            if path not in found:
-                found.append(path)
-        # After the command's own redirections: "cd x > log" writes log where it started.
-        if name in CHANGE_DIR:
-            here = _changed_dir(here, command_words[1:])
-        elif name == "popd":
-            here = None
+            for one in _expand_words(path, cwd, here, state.made):
+                _add_target(one, here, command, found, unresolved)
+        state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
     return found
+
+
+def _add_target(path: str, here: str | None, command: str, found: list[str],
+                unresolved: list[str] | None) -> None:
+    """Record one target of a command run in ``here``: in ``found`` when it can be told,
+    else in ``unresolved``."""
+    if path.startswith(STASH_MARK):
+        found.append(path)
+        return
+    if path.startswith(GIT_MARK):
+        kind, where, args = read_git_mark(path)
+        if here is None and kind not in ("anywhere", "patch"):
+            path = _anywhere(command)  # run from a directory that cannot be told
+        elif here not in (None, "."):
+            path = git_mark(kind, args, os.path.normpath(os.path.join(here, where)))
+        if path not in found:
+            found.append(path)
+        return
+    if not _knowable(path):
+        if unresolved is not None and path and path not in NOT_FILES:
+            if "$" in path:
+                # what the expansion holds may be named elsewhere in the command
+                # ("for f in .meridian/*; do : > $f; done", "cp x $(echo api)/y")
+                unresolved.append(expansion_mark(unknown_pattern(path, here), command))
+            else:  # a glob that matches nothing now
+                unresolved.append(path if here in (None, ".") or os.path.isabs(path)
+                                  else os.path.join(here, path))
+        return
+    if not os.path.isabs(path):
+        if here is None:
+            if unresolved is not None:
+                unresolved.append(expansion_mark(unknown_pattern(path, None), command))
+            return
+        path = os.path.normpath(os.path.join(here, path)) if here != "." else path
+    if path not in found:
+        found.append(path)
+
+
+# Commands that set a variable to something the command text does not hold
+_ASSIGNS_UNKNOWN = frozenset({"read", "mapfile", "readarray", "getopts", "for", "select"})
+
+
+class _ShellState:
+    """What earlier commands of a command line leave for the later ones: the directory
+    (``cd``), the variables set to plain values, the exported ones (``export``,
+    ``declare -x``, ``set -a``), the aliases, the folders made (``mkdir``)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.here: str | None = "."  # relative to cwd; None: cannot be told
+        self.variables: dict[str, str] = {"HOME": str(Path.home())}
+        self.exported: dict[str, str] = {}
+        self.allexport = False
+        self.aliases: dict[str, str] = {}
+        self.made: list[str] = []
+        self.plain = True  # no function, alias or PATH of its own: `git`, `pwd` are theirs
+
+    def substituted(self, text: str | None) -> str | None:
+        """The output of a command substitution that only says where something is (``$(git
+        rev-parse --show-toplevel)``, ``$(pwd)``, ``$(mktemp -d)``: a new name in the
+        temporary folder), None for any other."""
+        try:
+            words = shlex.split(text or "")
+        except ValueError:
+            return None
+        here = None if self.here is None else self.cwd / self.here
+        if words == ["git", "rev-parse", "--show-toplevel"] and here is not None:
+            top = _work_tree_top(here)
+            return str(top) if top is not None else None
+        if words[:1] == ["pwd"] and set(words[1:]) <= {"-L", "-P"} and here is not None:
+            return os.path.normpath(here)
+        if words[:1] == ["mktemp"] and set(words[1:]) <= {"-d", "-q", "--directory", "--quiet"}:
+            return os.path.join(os.environ.get("TMPDIR") or "/tmp", "$" + UNKNOWN)
+        return None
+
+    def copy(self) -> _ShellState:
+        other = _ShellState(self.cwd)
+        other.here, other.allexport = self.here, self.allexport
+        other.variables, other.exported = dict(self.variables), dict(self.exported)
+        other.aliases, other.made = dict(self.aliases), list(self.made)
+        other.plain = self.plain
+        return other
+
+    def read(self, tokens: list[str]) -> list[str]:
+        """The command's words as the shell runs them: aliases, known variables and the
+        substitutions whose output is known expanded; assignments, exports and ``set -a``
+        taken in."""
+        subs = getattr(tokens, "subs", None)
+        if subs and self.plain:
+            tokens = [PLACEHOLDER.sub(lambda m: self.substituted(subs.get(int(m.group(1)))) or
+                                      m.group(0), t) for t in tokens]
+        tokens = _apply_aliases(tokens, self.aliases)
+        self.variables["PWD"] = str(self.cwd / self.here) if self.here is not None else "$PWD"
+        tokens = [_expand(t, self.variables) for t in tokens]
+        first = tokens[0] if tokens else ""
+        declaring = first in ("export", "declare", "typeset", "local", "readonly")
+        if all(ASSIGNMENT.match(t) for t in tokens) or declaring:
+            exporting = first == "export" or any(
+                t.startswith("-") and not t.startswith("--") and "x" in t for t in tokens[1:])
+            for token in tokens[1:] if declaring else tokens:
+                if token.startswith(("-", "+")):
+                    continue
+                key, _, value = token.partition("=")
+                if ASSIGNMENT.match(token):
+                    if _knowable(value) or value == "":
+                        self.variables[key] = value
+                    else:
+                        self.variables.pop(key, None)
+                    if exporting or self.allexport or key in self.exported:
+                        self.exported[key] = value
+                elif exporting and re.fullmatch(r"[A-Za-z_]\w*", token):
+                    self.exported[token] = self.variables.get(token, "$" + token)
+        elif first == "set":
+            for index, token in enumerate(tokens[1:], 1):
+                if token.startswith(("-", "+")) and not token.startswith("--") \
+                        and "a" in token[1:]:
+                    self.allexport = token[0] == "-"
+                if token in ("-o", "+o") and tokens[index + 1:index + 2] == ["allexport"]:
+                    self.allexport = token == "-o"
+        elif first == "unset":
+            for token in tokens[1:]:
+                self.variables.pop(token, None)
+                self.exported.pop(token, None)
+        elif first == "alias":
+            for token in tokens[1:]:
+                key, equals, value = token.partition("=")
+                if equals and re.fullmatch(r"[^\s/=$`]+", key):
+                    self.aliases[key] = value
+        elif first in _ASSIGNS_UNKNOWN or (first == "printf" and "-v" in tokens):
+            # `read x`, `for x in ...`, `printf -v x`: x no longer holds a told value
+            for token in tokens[1:]:
+                self.variables.pop(token, None)
+        return tokens
+
+    def after(self, name: str, words: list[str], targets: list[str]) -> None:
+        if name in CHANGE_DIR:
+            self.here = _changed_dir(self.here, words[1:])
+        elif name == "popd":
+            self.here = None
+        elif name == "mkdir":
+            self.made += [p if self.here in (None, ".") or os.path.isabs(p)
+                          else os.path.join(self.here, p) for p in _operands(words[1:], frozenset(
+                              {"-m", "--mode"}))]
+        self.made += [t for t in targets if _knowable(t)]
+
+
+def _apply_aliases(tokens: list[str], aliases: dict[str, str]) -> list[str]:
+    """``tokens`` with an alias the command line defined replaced by what it stands for
+    (``alias c=cp`` then ``c x api/y`` runs ``cp x api/y``)."""
+    if not aliases:
+        return tokens
+    index = 0
+    while index < len(tokens) and (ASSIGNMENT.match(tokens[index]) or tokens[index] in KEYWORDS):
+        index += 1
+    for _ in range(8):
+        if index >= len(tokens) or tokens[index] not in aliases:
+            break
+        try:
+            value = shlex.split(aliases.pop(tokens[index]))
+        except ValueError:
+            value = ["$alias"]  # cannot be read: an unknown command
+        tokens = [*tokens[:index], *value, *tokens[index + 1:]]
+    return tokens
+
+
+BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+def _braces(word: str, limit: int = 64) -> list[str]:
+    """``word`` with brace expansion done (``{api,docs}/x`` is ``api/x docs/x``)."""
+    words = [word]
+    for _ in range(8):
+        expanded = []
+        for one in words:
+            match = BRACE.search(one)
+            if match is None:
+                expanded.append(one)
+                continue
+            expanded += [one[:match.start()] + part + one[match.end():]
+                         for part in match.group(1).split(",")]
+        if expanded == words or len(expanded) > limit:
+            break
+        words = expanded
+    return words
+
+
+def _expand_words(path: str, cwd: Path, here: str | None, made: list[str]) -> list[str]:
+    """A target as the shell expands it before the command runs: braces, then globs
+    against the files there now and the folders the command made before (a glob that
+    matches nothing stays as written, as in the shell)."""
+    if path.startswith("\0") or "$" in path:
+        return [path]
+    out: list[str] = []
+    for word in _braces(path):
+        if not any(c in word for c in "*?[") or here is None:
+            out.append(word)
+            continue
+        import glob
+
+        matches = sorted(glob.glob(word, root_dir=cwd / here))[:256]
+        head, tail = os.path.split(word)
+        if not matches and head and not any(c in tail for c in "*?["):
+            # `cp x ap?/` writes ap?/x: the folder is what the shell expanded
+            matches = [os.path.join(m, tail) for m in sorted(
+                glob.glob(head + "/", root_dir=cwd / here))[:256]]
+        where = word if os.path.isabs(word) else os.path.join(here, word)
+        for folder in made:
+            path = _glob_made(where, folder)
+            if path is not None:
+                matches.append(path if os.path.isabs(word) else os.path.relpath(path, here))
+        out += list(dict.fromkeys(matches)) or [word]
+    return out
+
+
+def _glob_made(pattern: str, made: str) -> str | None:
+    """The path ``pattern`` stands for through ``made``, a folder or file the command
+    made before (``ap?/x.py`` through ``api`` is ``api/x.py``), or None."""
+    import fnmatch
+
+    parts, names = os.path.normpath(pattern).split("/"), os.path.normpath(made).split("/")
+    names = names[:len(parts)]
+    if not all(fnmatch.fnmatchcase(n, p) for p, n in zip(parts, names)):
+        return None
+    return "/".join(names + parts[len(names):])
 
 
 # Options of `git commit` that take a value, so the word after them is not an option
@@ -1474,22 +2251,53 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
     except ValueError:
         commands = []
     exported_git_env = False
+    # git's variables set as a shell variable (`GIT_DIR=x;`): in git's environment once
+    # exported (`export GIT_DIR`, `declare -x`, or set after `set -a`)
+    assigned: dict[str, str] = {}
+    allexport = False
+    home_moved = ""  # `export HOME=...`: a later git reads another ~/.gitconfig
+    aliases: dict[str, str] = {}
     for tokens in commands:
         if tokens is SUBSHELL_OPEN or tokens is SUBSHELL_CLOSE:
             continue
-        raw = _split_redirections(tokens)[0]
+        raw = _apply_aliases(_split_redirections(tokens)[0], aliases)
         # assignments before the command (FOO=1 git ...), after env, or exported
         assignments = [w for w in raw if ASSIGNMENT.match(w)]
-        if raw[:1] in (["export"], ["declare"], ["typeset"]) and any(
-                _GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_")) for w in assignments):
+        first = raw[0] if raw else ""
+        declaring = first in ("export", "declare", "typeset", "local", "readonly")
+        exporting = first == "export" or (declaring and any(
+            w.startswith("-") and not w.startswith("--") and "x" in w for w in raw[1:]))
+        if first == "alias":
+            aliases.update((k, v) for k, eq, v in (w.partition("=") for w in raw[1:]) if eq)
+        if first == "set":
+            allexport = allexport or "allexport" in raw or any(
+                w.startswith("-") and not w.startswith("--") and "a" in w[1:] for w in raw[1:])
+        if declaring and any(_GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_"))
+                             for w in assignments):
             exported_git_env = True
             found.append((" ".join(raw), "skip-hooks"))
             continue
+        if exporting:
+            named = [w for w in raw[1:] if w in assigned]
+            if named:
+                exported_git_env = True
+                found.append((f"{assigned[named[0]]}; {' '.join(raw)}", "skip-hooks"))
+                continue
+            home_moved = home_moved or next((w for w in assignments
+                                             if w.startswith(("HOME=", "XDG_CONFIG_HOME="))), "")
         words = _strip_prefix(raw)
         if not words:
-            if any(w.startswith("GIT_CONFIG") for w in assignments):
+            if any(w.startswith("GIT_CONFIG") for w in assignments) or (allexport and any(
+                    _GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_"))
+                    for w in assignments)):
                 exported_git_env = True  # GIT_CONFIG_COUNT=1; git commit (same shell)
                 found.append((" ".join(raw), "skip-hooks"))
+            for w in assignments:
+                if _GIT_ENV.match(w):
+                    assigned[w.split("=", 1)[0]] = w
+            if allexport:
+                home_moved = home_moved or next((w for w in assignments if w.startswith(
+                    ("HOME=", "XDG_CONFIG_HOME="))), "")
             continue
         name = os.path.basename(words[0])
         nested = _nested_command(words)
@@ -1510,7 +2318,7 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
         if name != "git":
             continue
         _, sub, args, bypass = _git_words(words)
-        if any(_GIT_ENV.match(w) for w in assignments) or exported_git_env:
+        if any(_GIT_ENV.match(w) for w in assignments) or exported_git_env or home_moved:
             bypass = True
         if sub in _VERIFYING and any(_is_no_verify(a) for a in args):
             bypass = True

@@ -480,6 +480,9 @@ class Targets:
         # commands that write files anywhere in the work tree that cannot be told before
         # they run (`git pull`): refused while any gate is locked
         self.anywhere: list[str] = []
+        # patches from a pipe that cannot be read (`curl URL | git apply`): any file, new
+        # ones too, the harness's included
+        self.patches: list[str] = []
 
 
 def _mcp_paths(value: Any, key: str = "", depth: int = 0) -> list[str]:
@@ -551,6 +554,9 @@ def _resolve_git_marks(context: Located, written: list[str], found: Targets) -> 
         if kind == "anywhere":
             found.anywhere.append(args[0] if args else "a git command")
             continue
+        if kind == "patch":
+            found.patches.append(args[0] if args else "a patch")
+            continue
         files = _git_mark_files(context, kind, context.cwd / where, args)
         if files is None:
             found.anywhere.append(" ".join(["git", kind, *args]))
@@ -608,6 +614,17 @@ def _git_mark_files(context: Located, kind: str, directory: Path,
             if out is None:
                 return None
             names += out.split("\0")
+    elif kind == "submodule":  # every submodule's folder (none without a .gitmodules)
+        out = _git_out(base, "config", "-f", ".gitmodules", "--get-regexp",
+                       r"^submodule\..*\.path$")
+        return [str(base / line.split(" ", 1)[1].strip()) + "/"
+                for line in (out or "").splitlines() if " " in line]
+    elif kind == "log":
+        out = _git_out(directory, "log", "--name-only", "-z", "--no-renames", "--format=", *args,
+                       "--")
+        if out is None:
+            return None
+        names = out.replace("\n", "\0").split("\0")
     elif kind == "clean":
         options = [a for a in args if a not in ("-f", "--force")]
         options = [("-" + a[1:].replace("f", "")) if a.startswith("-") and
@@ -643,14 +660,48 @@ CASE_INSENSITIVE_ENV = "MERIDIAN_TEST_CASE_INSENSITIVE"
 
 def case_insensitive(root: Path) -> bool:
     """Whether the file system under ``root`` ignores case, probed once per call: the
-    ``.git`` entry looked up as ``.GIT`` is the same file. On such a file system
-    ``.MERIDIAN/gates.yaml`` *is* ``.meridian/gates.yaml``."""
+    ``.git`` entry looked up as ``.GIT`` is the same file, or the repository's config says
+    so (``core.ignorecase``, which git sets on such a volume and then records ``API/x``
+    under the ``api/`` folder it knows). On such a file system ``.MERIDIAN/gates.yaml``
+    *is* ``.meridian/gates.yaml``."""
     if os.environ.get(CASE_INSENSITIVE_ENV) == "1":
         return True
     try:
-        return os.path.samefile(root / ".git", root / ".GIT")
+        if os.path.samefile(root / ".git", root / ".GIT"):
+            return True
     except OSError:  # no .GIT: case-sensitive (or no .git at all)
+        pass
+    return _config_ignores_case(root / ".git")
+
+
+IGNORECASE = re.compile(r"^\s*ignorecase\s*=\s*(?:true|yes|on|1)\s*(?:[#;].*)?$",
+                        re.IGNORECASE | re.MULTILINE)
+
+
+def _config_ignores_case(git: Path) -> bool:
+    """``core.ignorecase`` in the repository's own config (``git``: the ``.git`` entry, a
+    directory or a gitfile of a linked work tree)."""
+    from meridian.userfiles import read_bounded
+
+    try:
+        if git.is_file():
+            pointed = read_bounded(git, limit=4096).decode("utf-8", "replace")
+            gitdir = Path(pointed.split("gitdir:", 1)[1].strip())
+            git = gitdir if gitdir.is_absolute() else git.parent / gitdir
+            common = git / "commondir"
+            if common.is_file():
+                shared = Path(read_bounded(common, limit=4096).decode().strip())
+                git = shared if shared.is_absolute() else git / shared
+        text = read_bounded(git / "config", limit=1 << 20).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - no config to read: git's default (false)
         return False
+    return IGNORECASE.search(text) is not None
+
+
+def windows_name(text: str) -> str:
+    """``text`` ('/'-separated) with each name's trailing dots and spaces taken off, as
+    Windows does (``api./x.py`` and ``api /x.py`` are ``api/x.py`` there)."""
+    return "/".join(part.rstrip(". ") or part for part in text.split("/"))
 
 
 def _nfc(text: str) -> str:
@@ -665,7 +716,9 @@ def _nfc(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    return _nfc(text).casefold()
+    """``text`` as a case-insensitive volume compares it: case-folded, in NFC, without the
+    trailing dots and spaces Windows drops."""
+    return windows_name(_nfc(text)).casefold()
 
 
 def _on_disk_case(root: Path, relative: str) -> str:
@@ -698,7 +751,7 @@ def _in_repo(context: Located, target: str) -> str | None:
     None when it lies outside."""
     path = _absolute(context, target)
     if context.folds_case:
-        text, root = _nfc(str(path)), _nfc(str(context.root))
+        text, root = windows_name(_nfc(str(path))), _nfc(str(context.root))
         if text.casefold() == root.casefold():
             return "."
         if not text.casefold().startswith(root.casefold().rstrip("/") + "/"):
@@ -983,8 +1036,19 @@ def harness_hits(context: Located, harness: Harness, targets: Targets,
     files += [hit for target in targets.into
               if (hit := harness.hit(_absolute(context, target), into=True)) is not None]
     unreadable: list[str] = []
+    from meridian.hooks.bash_writes import EXPANSION_MARK, read_expansion_mark
+
     for text in targets.unresolved:
-        globbed = _glob_hits(harness, context, text)
+        if text.startswith(EXPANSION_MARK):
+            # a target built by an expansion: denied when it may lie in the harness and
+            # the command names a harness location
+            pattern, text = read_expansion_mark(text)
+            if not any(_may_be_under(context, pattern, str(path))
+                       for path, _ in (*harness.locations, *harness.installed)):
+                continue
+            globbed = []
+        else:
+            globbed = _glob_hits(harness, context, text)
         files += globbed
         if not globbed and (named := _mentions(text, list(config_files))):
             unreadable.append(named)
@@ -1024,11 +1088,20 @@ def protect_harness(context: Located) -> Reply | None:
                           "command": text})
             return deny(reason)
     targets = _targets(context, removals=True)
-    if not (targets.paths or targets.into or targets.unresolved):
+    if not (targets.paths or targets.into or targets.unresolved or targets.patches):
         return None
     active, branch, config_files = read_settings()
     if not active:
         return None
+    if targets.patches:
+        reason = (f"Meridian: `{targets.patches[0]}` applies a patch from a pipe, which "
+                  "Meridian cannot read before it runs: it may change any file, the harness "
+                  "that checks your work included (Meridian's configuration, its hooks, the "
+                  "Claude Code settings). Save the patch to a file first and apply that "
+                  "file (`git apply FILE`), so its files can be checked.")
+        _block(context, branch, reason, gate=None, files=[], event="PreToolUse",
+               extra={"tool": str(context.payload.get("tool_name")), "rule": HARNESS_RULE})
+        return deny(reason)
     files, unreadable = harness_hits(context, harness_for(context, config_files, branch),
                                      targets, config_files)
     if not files and not unreadable:
@@ -1073,16 +1146,59 @@ def _literal(pattern: str) -> str:
 
 
 def _named_paths(context: Context, text: str) -> list[tuple[str, str]]:
-    """(gate, literal path) for every gate whose artifact path is named in ``text``."""
+    """(gate, literal path) for every gate whose artifact path is named in ``text``;
+    for a write target built by an expansion (``bash_writes.EXPANSION_MARK``), every
+    gate whose folder the target may lie in and whose folder's name the command line
+    holds as a word (``cp x $(echo api)/y``, ``for d in api; do touch $d/y; done``)."""
+    from meridian.hooks.bash_writes import EXPANSION_MARK, read_expansion_mark
+
+    pattern = None
+    if text.startswith(EXPANSION_MARK):
+        pattern, text = read_expansion_mark(text)
+    flags = re.IGNORECASE if context.folds_case else 0
     out = []
     for gate in context.facts.gates:
-        for pattern in gate.artifacts:
-            literal = _literal(pattern).removeprefix("./")
+        for glob in gate.artifacts:
+            literal = _literal(glob).removeprefix("./")
             if len(literal) < 2 or literal in ("/", "."):
                 continue
-            if re.search(r"(?<![\w.-])" + re.escape(literal), text):
+            if pattern is None:
+                if re.search(r"(?<![\w.-])" + re.escape(literal), text, flags):
+                    out.append((gate.id, literal))
+                continue
+            if not _may_be_under(context, pattern, str(context.root / literal)):
+                continue
+            folder = literal.rstrip("/")
+            names = {folder, folder.rsplit("/", 1)[-1]} if "/" in literal else {folder}
+            if any(len(n) > 1 and re.search(BARE_START + re.escape(n) + BARE_END, text, flags)
+                   for n in names):
                 out.append((gate.id, literal))
     return out
+
+
+# What may follow a folder's name used as a word: the end of a word (Windows drops
+# trailing dots and spaces from a name, so `api.` is `api` there)
+BARE_START = r"(?:(?<=:-)|(?<=:=)|(?<![\w.-]))"  # (`${D:-api}`: a default is a word too)
+BARE_END = r"(?=[. ]*(?:$|[/\s'\"`);|&<>},]))"
+
+
+def _may_be_under(context: Located, pattern: str, location: str) -> bool:
+    """Whether a target ``pattern`` (``bash_writes.unknown_pattern``: relative to cwd,
+    UNKNOWN where an expansion is) may be ``location`` or lie in or around it: its part
+    before the first expansion is a prefix of one or the other."""
+    from meridian.hooks.bash_writes import UNKNOWN
+
+    literal = pattern.split(UNKNOWN, 1)[0]
+    if not literal:
+        return True
+    head, _, partial = literal.rpartition("/")
+    base = _absolute(context, head) if head else (Path("/") if literal.startswith("/")
+                                                  else context.cwd)
+    text = str(base).rstrip("/") + "/" + partial
+    where = location.rstrip("/")
+    if context.folds_case:
+        text, where = _fold(text), _fold(where)
+    return where.startswith(text) or text.startswith(where + "/") or text.rstrip("/") == where
 
 
 def gate_writes(context: Context, targets: Targets
@@ -1093,7 +1209,7 @@ def gate_writes(context: Context, targets: Targets
     paths: list[str] = []
     owners: dict[str, list[str]] = {}  # directories written into, members unknown
     for target in targets.paths:
-        relative = _repo_relative(context, target)
+        relative = _gate_case(context, _repo_relative(context, target))
         if relative is None:
             continue
         if context.facts.gates_for_path(relative):
@@ -1102,7 +1218,7 @@ def gate_writes(context: Context, targets: Targets
             for gate in _covering_gates(context, relative, directory=True):
                 owners.setdefault(gate, []).append(relative)
     for target in targets.into:
-        relative = _repo_relative(context, target)
+        relative = _gate_case(context, _repo_relative(context, target))
         if relative is not None:
             for gate in _covering_gates(context, relative, directory=True):
                 owners.setdefault(gate, []).append(relative)
@@ -1115,6 +1231,23 @@ def gate_writes(context: Context, targets: Targets
         for gate, literal in _named_paths(context, text):
             unreadable.setdefault(gate, []).append(literal)
     return paths, owners, unreadable
+
+
+def _gate_case(context: Context, relative: str | None) -> str | None:
+    """``relative`` with its start spelled as a gate's artifact glob spells it, on a
+    case-insensitive volume: ``API/new.py`` is ``api/new.py`` there even before ``api/``
+    exists (the folder ``API`` made then *is* the gate's folder)."""
+    if relative is None or not context.folds_case:
+        return relative
+    for gate in context.facts.gates:
+        for glob in gate.artifacts:
+            literal = _literal(glob).removeprefix("./")
+            if literal and literal != relative[:len(literal)] \
+                    and _fold(relative[:len(literal)]) == _fold(literal) \
+                    and (literal.endswith("/") or relative[len(literal):len(literal) + 1]
+                         in ("", "/")):
+                return literal + relative[len(literal):]
+    return relative
 
 
 def _gates_with_files(context: Context) -> list[str]:
@@ -1140,7 +1273,9 @@ def pre_tool_use(context: Context) -> Reply:
     # pre-commit hook refuses the staged deletion too)
     targets = _targets(context, removals=True)
     paths, owners, unreadable = gate_writes(context, targets)
-    anywhere = targets.anywhere  # files anywhere in the work tree: every gate owns some
+    # files anywhere in the work tree (every gate with files owns some), and patches from
+    # a pipe (any file, new ones too: every gate)
+    anywhere = targets.anywhere + targets.patches
     if not paths and not owners and not unreadable and not anywhere:
         return ALLOW
     if gone is not None:  # a deleted state branch: every gate's files are denied
@@ -1186,7 +1321,9 @@ def locked_refusal(context: Context, paths: list[str], owners: dict[str, list[st
     # gate among their owners refuses (which of its files they are cannot be told).
     others = [g for g in {**owners, **unreadable} if g not in locked]
     if anywhere:
-        others += [g for g in _gates_with_files(context) if g not in locked and g not in others]
+        reached = [g.id for g in context.facts.gates] if targets.patches \
+            else _gates_with_files(context)
+        others += [g for g in reached if g not in locked and g not in others]
     if others:
         locked.update(locked_of(others))
     locked = {g: u for g, u in locked.items() if g in owners or g in unreadable

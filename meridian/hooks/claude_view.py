@@ -224,6 +224,8 @@ def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
         targets = claude._targets(context, removals=True)
     except LookupError:  # a `git stash pop` to read: the full path reads the stash
         return False
+    if targets.patches:  # a patch from a pipe: the full path says why it is denied
+        return False
     if targets.paths or targets.into or targets.unresolved:
         harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
                                       fold=context.folds_case)

@@ -127,3 +127,50 @@ def test_another_unicode_form_is_the_locked_path_when_the_volume_folds(
     outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / "notes.md"),
                                                   content="x\n"), env=folded)
     assert (outcome.code, outcome.out) == (0, ""), outcome
+
+
+NEW_SPELLINGS = ["API/new.py", "Api/sub/new.py", "api./new.py", "api /new.py", "API. /new.py",
+                 ".meridian./gates.yaml", ".claude./settings.json", ".git./hooks/pre-commit",
+                 ".MERIDIAN /rules.yaml"]
+
+
+@pytest.fixture(scope="module")
+def no_api_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("case-new")
+    home = base / "home"
+    return make_project(base / "project", home), home  # no api/ folder yet
+
+
+@pytest.mark.parametrize("path", NEW_SPELLINGS)
+def test_a_new_folder_in_another_case_or_with_a_windows_trailing_dot_is_the_locked_one(
+        no_api_folder: tuple[Path, Path], path: str) -> None:
+    """On a case-insensitive volume the folder ``API`` made now *is* the gate's ``api/``
+    for every later write (and git records it under the case it knows); Windows drops a
+    name's trailing dots and spaces, so ``api./x`` is ``api/x`` there."""
+    root, home = no_api_folder
+    env = _env(root, home, folds=True)
+    write = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                                content="x\n"), env=env)
+    assert write.code == 0 and write.denied, (path, write)
+    shell = hook(root, home, "PreToolUse", bash(f"printf x > '{path}'"), env=env)
+    assert shell.code == 0 and shell.denied, (path, shell)
+
+
+def test_core_ignorecase_folds_case_without_the_probe(tmp_path: Path) -> None:
+    """``core.ignorecase`` (git sets it on a case-insensitive volume; git then records
+    ``API/x`` under the ``api/`` it knows) folds case even where the probe says the file
+    system is case-sensitive; without it the other spelling is another file."""
+    from tests.adversarial.guard_support import base_env, run
+
+    home = tmp_path / "home"
+    root = make_project(tmp_path / "project", home)
+    (root / "api").mkdir()
+    env = _env(root, home, folds=False)
+    run(["git", "config", "core.ignorecase", "true"], root, base_env(home))
+    for command in ("printf x > API/new.py", "printf x > .MERIDIAN/gates.yaml"):
+        outcome = hook(root, home, "PreToolUse", bash(command), env=env)
+        assert outcome.code == 0 and outcome.denied, (command, outcome)
+    run(["git", "config", "core.ignorecase", "false"], root, base_env(home))
+    for command in ("printf x > API/new.py", "printf x > api./new.py"):
+        outcome = hook(root, home, "PreToolUse", bash(command), env=env)
+        assert (outcome.code, outcome.out) == (0, ""), (command, outcome)

@@ -96,3 +96,63 @@ def test_removals_are_not_writes_by_default(tmp_path: Path) -> None:
 def test_meridian_commands_that_edit_the_harness(command: str, expected: list[str],
                                                  tmp_path: Path) -> None:
     assert written_files(command, tmp_path) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # the shell's own reading: exports carried across statements, braces, aliases,
+    # `env -S`, code fed to a shell, '#' inside a word, a quoted "<<"
+    ("export GIT_WORK_TREE=api; git checkout HEAD -- app.py", ["api/app.py"]),
+    ("GIT_WORK_TREE=api; export GIT_WORK_TREE; git restore app.py", ["api/app.py"]),
+    ("(export GIT_WORK_TREE=api); git checkout HEAD -- app.py", ["app.py"]),
+    ("touch {api,docs}/x.py", ["api/x.py", "docs/x.py"]),
+    ("alias c=cp\nc /tmp/x api/x.py", ["api/x.py"]),
+    ("env -S 'cp /tmp/x api/x.py'", ["api/x.py"]),
+    ("echo 'echo x > api/x.py' | bash", ["api/x.py"]),
+    ("bash <<<'touch api/y'", ["api/y"]),
+    ("sh <<'EOF'\ntouch api/z\nEOF", ["api/z"]),
+    ("echo x#> api/h", ["api/h"]),
+    ('echo "<<EOF"\ntouch after', ["after"]),
+    ("(( n = 1 << 2 ))\ntouch after", ["after"]),
+    ("git commit -m \"$(cat <<'EOF'\nit's (done)\nEOF\n)\" && touch after", ["after"]),
+    ("echo `touch inner` > outer", ["inner", "outer"]),
+    ("cd api && echo $(touch x) > y", ["api/x", "api/y"]),
+    ("git clone https://example.com/x/lib.git vendor/lib", ["vendor/lib", "vendor/lib/"]),
+    ("git update-index --skip-worktree a.py", ["a.py"]),
+    ("git update-index --refresh", []),
+    ("sort -o out.txt in.txt", ["out.txt"]),
+    ("black src tests/x.py", ["src/", "tests/x.py"]),
+    ("black --check src", []),
+])
+def test_written_files_as_the_shell_reads_them(command: str, expected: list[str],
+                                               tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == expected
+
+
+@pytest.mark.parametrize(("command", "pattern"), [
+    ("cp x $(echo api)/x.py", "\x02/x.py"),
+    ("cp x `echo api`/y", "\x02/y"),
+    ("cd $(echo api) && touch x.py", "\x02/x.py"),
+    ("d=docs; d=$(echo api); touch $d/x", "\x02/x"),
+    ("for f in $(ls api); do cat api/$f > build/$f; done", "build/\x02"),
+    ("cp x $(mktemp -d)/y", None),  # the temporary folder: outside any project
+])
+def test_targets_built_by_expansions_are_reported_as_patterns(
+        command: str, pattern: str | None, tmp_path: Path) -> None:
+    from meridian.hooks.bash_writes import EXPANSION_MARK, read_expansion_mark
+
+    unresolved: list[str] = []
+    assert written_files(command, tmp_path, unresolved=unresolved) == []
+    marks = [read_expansion_mark(u) for u in unresolved if u.startswith(EXPANSION_MARK)]
+    if pattern is None:
+        assert all(not p.startswith("\x02") and p.startswith("/") for p, _ in marks), marks
+    else:
+        assert marks == [(pattern, command)]
+
+
+def test_a_glob_is_expanded_against_the_files_there_now(tmp_path: Path) -> None:
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "app.py").write_text("x")
+    assert written_files("echo x > ap?/app.py", tmp_path) == ["api/app.py"]
+    assert written_files("cp /tmp/x ap?/", tmp_path) == ["api/x"]
+    assert written_files("mkdir docs && touch do?s/new.md", tmp_path) == ["docs/new.md"]
+    assert written_files("touch zz?/x", tmp_path) == []  # matches nothing: as written
