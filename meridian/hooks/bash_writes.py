@@ -499,6 +499,14 @@ def _copy_targets(args: list[str], cwd: Path,
     if len(operands) < 2:
         return []
     *sources, dest = operands
+    if any(c in dest for c in "*?[") and "$" not in dest:
+        import glob
+
+        # `cp x ap?/`: the folder the shell expands the glob to
+        folders = [f for f in sorted(glob.glob(dest, root_dir=cwd))[:64] if (cwd / f).is_dir()]
+        if folders:
+            return [os.path.join(f, os.path.basename(src.rstrip("/")))
+                    for f in folders for src in sources]
     if dest.endswith("/") or (cwd / dest).is_dir():
         return [os.path.join(dest, os.path.basename(src.rstrip("/"))) for src in sources]
     return [dest]
@@ -1994,11 +2002,6 @@ def _expand_words(path: str, cwd: Path, here: str | None, made: list[str]) -> li
         import glob
 
         matches = sorted(glob.glob(word, root_dir=cwd / here))[:256]
-        head, tail = os.path.split(word)
-        if not matches and head and not any(c in tail for c in "*?["):
-            # `cp x ap?/` writes ap?/x: the folder is what the shell expanded
-            matches = [os.path.join(m, tail) for m in sorted(
-                glob.glob(head + "/", root_dir=cwd / here))[:256]]
         where = word if os.path.isabs(word) else os.path.join(here, word)
         for folder in made:
             path = _glob_made(where, folder)
