@@ -295,7 +295,7 @@ UNREADABLE_REASON = (
 
 
 @pytest.mark.parametrize(("command", "name"), [
-    ("echo x > $(pwd)/.meridian/gates.yaml", ".meridian"),
+    ("echo x > $(cat where.txt)/.meridian/gates.yaml", ".meridian"),
     ("python - <<'EOF'\nopen('.meridian/gates.yaml', 'w').write('')\nEOF", ".meridian"),
     ("python3 -c \"open('.git/hooks/pre-commit', 'w')\"", ".git/hooks"),
 ])
