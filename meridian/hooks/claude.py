@@ -1290,7 +1290,8 @@ def pre_tool_use(context: Context) -> Reply:
     refusal = locked_refusal(
         context, paths, owners, unreadable, anywhere,
         lambda found: path_decisions(context.repo, context.facts, found),
-        lambda gates: locked_gates(context.repo, context.facts, gates))
+        lambda gates: locked_gates(context.repo, context.facts, gates),
+        patched=bool(targets.patches))
     if refusal is None:
         return ALLOW
     reason, gate, files = refusal
@@ -1304,7 +1305,7 @@ def locked_refusal(context: Context, paths: list[str], owners: dict[str, list[st
                    unreadable: dict[str, list[str]], anywhere: list[str],
                    decisions: Callable[[list[str]], list[Any]],
                    locked_of: Callable[[list[str]], dict[str, list[tuple[str, str]]]],
-                   ) -> tuple[str, str, list[str]] | None:
+                   *, patched: bool = False) -> tuple[str, str, list[str]] | None:
     """(reason, gate, files) when what ``gate_writes`` found writes a locked gate's files,
     else None. Gate states come from ``decisions`` (``gate_view.path_decisions`` of some
     paths) and ``locked_of`` (``gate_view.locked_gates`` of some gates): the full path
@@ -1321,7 +1322,8 @@ def locked_refusal(context: Context, paths: list[str], owners: dict[str, list[st
     # gate among their owners refuses (which of its files they are cannot be told).
     others = [g for g in {**owners, **unreadable} if g not in locked]
     if anywhere:
-        reached = [g.id for g in context.facts.gates] if targets.patches \
+        # (a patch from a pipe may add files: every gate, not only those with files now)
+        reached = [g.id for g in context.facts.gates] if patched \
             else _gates_with_files(context)
         others += [g for g in reached if g not in locked and g not in others]
     if others:

@@ -289,7 +289,7 @@ def _denied(context: claude.Context, body: dict[str, Any]) -> Denied | None:
         if hook_bypasses(command, state_branch=claude.bypass_branch(command, facts.branch)):
             return None
     targets = claude._targets(context, removals=True)
-    if targets.anywhere:
+    if targets.anywhere or targets.patches:
         return None
     harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
                                   fold=context.folds_case)
