@@ -16,29 +16,37 @@ reads those fields straight from the parsed JSON:
   ``runfile.inconsistency`` (no task twice, trials of their own task, no ``pass`` over
   a failing score, a summary that agrees with the results) are checked here over the
   raw results;
-- a task's definition hash is the hash of its stored definition. That equals the
-  model's (``Task.definition_hash``) when the stored definition is in the form the
-  model writes, which is proved when it matches the suite's manifest entry for the
-  task; otherwise (a redacted definition) that task is validated and hashed through
-  the model, as before. Two tasks with equal stored definitions have equal hashes, so
-  the tasks both runs hold unchanged (nearly all) are matched without hashing;
-- anything not shaped as expected (a missing key, a wrong type) raises
-  ``NotAsWritten`` and the caller falls back to ``runfile.loads``, whose error names
-  the field.
+- every task definition is validated by the ``Task`` model and its hash is the
+  model's (``Task.definition_hash``), computed only when asked for: two tasks with
+  equal stored definitions have equal hashes, so the tasks both runs hold unchanged
+  (nearly all) are matched without hashing. (The suite manifest proves nothing here:
+  whoever can write the document and its index record writes the manifest too, and a
+  manifest entry naming the hash of a definition in another form than the model's
+  turned a regressed task into a "changed" one, out of the gate);
+- every score is validated by the ``Score`` model, and the trial, its trajectory
+  and the entry are checked field by field as the models check them (no unknown key,
+  ranges, finite numbers), so a document compare reads through the view is one the
+  full reader accepts. Not re-checked: the trajectory's steps and final output
+  (compare reads neither; the summary figures made from them are the header's own,
+  which the full reader does not check against the steps either);
+- anything not as the models accept it raises ``NotAsWritten`` and the caller falls
+  back to ``runfile.loads``, whose error names the field.
+
+The blob id is not a proof that Meridian wrote the document: an agent with a shell
+can write a document and an index record naming its blob id. It only tells a document
+worth trying the view on; everything the view accepts, the full reader accepts too
+(``tests/adversarial/test_compare_view_forged.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from meridian.evals import run as runfile
-from meridian.evals.types import Task
-from meridian.records import canonical_json
+from meridian.evals.types import Score, Task, TaskResult, Trajectory
 
 
 class NotAsWritten(Exception):
@@ -61,27 +69,18 @@ class TrialView:
 
 @dataclass
 class TaskRef:
-    """A task's id and stored definition; its hash is computed when first asked for."""
+    """A task's id, stored definition and its validated model; its hash is computed
+    when first asked for."""
 
     id: str
     raw: dict[str, Any]
-    manifest_hash: str | None  # the suite manifest's entry for this id, if any
-    source: str
+    model: Task
     _hash: str | None = None
 
     def definition_hash(self) -> str:
-        """``Task.definition_hash`` of the stored definition (see the module docstring)."""
+        """``Task.definition_hash`` of the stored definition."""
         if self._hash is None:
-            digest = hashlib.sha256(canonical_json(self.raw).encode("utf-8")).hexdigest()
-            if digest != self.manifest_hash:
-                # Not proved to be in the model's form: hash it as the model does.
-                try:
-                    digest = Task.model_validate(self.raw).definition_hash()
-                except ValidationError as exc:
-                    raise runfile.RunFileError(
-                        f"{self.source}: results: task {self.id!r}: "
-                        f"{exc.errors()[0]['msg']!s}") from None
-            self._hash = digest
+            self._hash = self.model.definition_hash()
         return self._hash
 
     def same_definition(self, other: TaskRef) -> bool:
@@ -157,7 +156,7 @@ def read(data: bytes, source: str) -> RunView:
     except (ValueError, TypeError, KeyError) as exc:  # pydantic's ValidationError included
         raise NotAsWritten(str(exc)) from None
     try:
-        entries = [_entry(item, header.suite.tasks, source) for item in results]
+        entries = [_entry(item) for item in results]
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise NotAsWritten(str(exc)) from None
     problem = _inconsistency(entries, header)
@@ -166,42 +165,86 @@ def read(data: bytes, source: str) -> RunView:
     return RunView(header=header, results=entries)
 
 
-def _entry(item: dict[str, Any], manifest: dict[str, str], source: str) -> EntryView:
+_ENTRY_KEYS = frozenset(runfile.TaskEntry.model_fields)
+_TRIAL_KEYS = frozenset(TaskResult.model_fields)
+_TRAJECTORY_KEYS = frozenset(Trajectory.model_fields)
+
+
+def _int(value: Any, least: int) -> bool:
+    return type(value) is int and value >= least
+
+
+def _number(value: Any, *, optional: bool = False) -> bool:
+    """A finite number >= 0 (what the models' ``ge=0`` floats accept)."""
+    if value is None:
+        return optional
+    return type(value) in (int, float) and math.isfinite(value) and value >= 0
+
+
+def _entry(item: dict[str, Any]) -> EntryView:
+    """One entry, checked as ``TaskEntry`` checks it (``NotAsWritten`` when it is not
+    exactly what the models accept: the full reader then names the field)."""
+    if not isinstance(item, dict) or not item.keys() <= _ENTRY_KEYS:
+        raise NotAsWritten("entry")
     task = item["task"]
-    task_id = task["id"]
-    if not isinstance(task_id, str) or not isinstance(item["index"], int) \
-            or not isinstance(task, dict):
-        raise NotAsWritten("task id")
+    if not isinstance(task, dict) or not _int(item["index"], 0):
+        raise NotAsWritten("task")
+    model = Task.model_validate(task)  # a ValidationError is a ValueError: NotAsWritten
+    task_id = model.id
     trials = []
     passes = 0
     graded = []
-    for trial in item["trials"]:
+    raw_trials = item.get("trials", [])
+    if not isinstance(raw_trials, list):
+        raise NotAsWritten("trials")
+    for trial in raw_trials:
+        if not isinstance(trial, dict) or not trial.keys() <= _TRIAL_KEYS:
+            raise NotAsWritten("trial")
         status = trial["status"]
-        if status not in ("pass", "fail", "infra_error"):
-            raise NotAsWritten("status")
-        trajectory = trial.get("trajectory")
-        cost = None
-        if trajectory is not None:
-            value = trajectory["cost_usd"]
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise NotAsWritten("cost_usd")
-            cost = Cost(value)
+        if (type(status) is not str or status not in ("pass", "fail", "infra_error")
+                or type(trial["task_id"]) is not str or not _int(trial.get("epoch", 0), 0)
+                or not _int(trial.get("attempts", 1), 1)):
+            raise NotAsWritten("trial")
+        raw_scores = trial.get("scores", [])
+        if not isinstance(raw_scores, list):
+            raise NotAsWritten("scores")
+        scores = [Score.model_validate(score) for score in raw_scores]
+        cost = _trajectory_cost(trial.get("trajectory"))
         error = trial.get("error")
-        if error is not None and not isinstance(error, str):
+        if error is not None and type(error) is not str:
             raise NotAsWritten("error")
         failing_pass = False
         if status == "pass":
-            scores = trial["scores"]
             failing_pass = not scores or not all(
-                score["passed"] is True and score.get("infra_error") is not True for score in scores)
+                score.passed and not score.infra_error for score in scores)
             passes += 1
         view = TrialView(task_id=trial["task_id"], status=status, error=error, trajectory=cost,
                          failing_pass=failing_pass)
         trials.append(view)
         if status != "infra_error":
             graded.append(view)
-    return EntryView(task=TaskRef(task_id, task, manifest.get(task_id), source), trials=trials,
-                     passes=passes, graded=graded)
+    return EntryView(task=TaskRef(task_id, task, model), trials=trials, passes=passes,
+                     graded=graded)
+
+
+def _trajectory_cost(trajectory: Any) -> Cost | None:
+    """The trajectory's cost, once its own fields are what ``Trajectory`` accepts."""
+    if trajectory is None:
+        return None
+    if not isinstance(trajectory, dict) or not trajectory.keys() <= _TRAJECTORY_KEYS:
+        raise NotAsWritten("trajectory")
+    task_id = trajectory["task_id"]
+    value = trajectory["cost_usd"]  # written by the model; absent: the full reader sums steps
+    if (type(task_id) is not str or not task_id or not _number(value)
+            or not _number(trajectory.get("latency_s", 0.0))
+            or not _number(trajectory.get("reported_latency_s"), optional=True)
+            or not _int(trajectory.get("tokens_in", 0), 0)
+            or not _int(trajectory.get("tokens_out", 0), 0)
+            or type(trajectory.get("completed", False)) is not bool
+            or not isinstance(trajectory.get("steps", []), list)
+            or type(trajectory.get("error")) not in (str, type(None))):
+        raise NotAsWritten("trajectory")
+    return Cost(value)
 
 
 def _inconsistency(entries: list[EntryView], header: runfile.Run) -> str | None:
