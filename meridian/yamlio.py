@@ -204,6 +204,9 @@ def parse(text: str, path: Path | str) -> Located:
     except yaml.YAMLError as exc:
         first = (str(exc).splitlines() or ["invalid YAML"])[0]
         raise ConfigError(f"{path}: invalid YAML: {first}") from None
+    except (OverflowError, ValueError) as exc:
+        # the scanner's chr() of an escape past U+10FFFF (`"\UFFFFFFFF"`), either composer
+        raise ConfigError(f"{path}: invalid YAML: an escape names no character ({exc})") from None
     builder = _Builder(path)
     try:
         data = None if node is None else builder.build(node, ())
