@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 SPOOL = "claude-blocks"
 LOCK_WAIT_SECONDS = 20.0  # a drainer waits this long for another to finish, then leaves it
+ENTRY_LIMIT = 1024 * 1024  # a spooled block is a few hundred bytes; anything larger is not one
 
 
 def spool_dir(common: Path) -> Path:
@@ -219,12 +220,15 @@ def _check_target(repo: gitio.Repository, common: Path, root: Path, branch: str)
 def _drain_locked(repo: gitio.Repository, common: Path) -> int:
     from meridian.errors import MeridianError
     from meridian.hooks.project import block_commit
+    from meridian.userfiles import read_bounded
 
     recorded = 0
     roots: set[str] = set()  # work trees whose view the appends moved past
     for path in pending(common):
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            # a regular file of bounded size only: a FIFO (or a symlink to one) put there
+            # would hang this drainer, and every command drains first
+            entry = json.loads(read_bounded(path, limit=ENTRY_LIMIT).decode("utf-8"))
             branch = str(entry["branch"])
             _check_target(repo, common, Path(str(entry["root"])), branch)
             commit = block_commit(
@@ -235,7 +239,8 @@ def _drain_locked(repo: gitio.Repository, common: Path) -> int:
             continue  # another drainer (without the lock: none) took it
         except (MeridianError, ValueError, KeyError, TypeError) as exc:
             _log(common, f"spooled block {path.name} not recorded: {exc}")
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a directory stays, and is skipped again
+                path.unlink(missing_ok=True)
             continue
         path.unlink(missing_ok=True)
         if commit is False:

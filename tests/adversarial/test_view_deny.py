@@ -285,3 +285,42 @@ def test_a_spool_entry_never_writes_elsewhere(guarded: tuple[Path, Path], tmp_pa
     log = (root / ".git" / "meridian" / "error.log").read_text()
     assert "not recorded" in log and ("names branch 'feature'" in log
                                       or "not a work tree of this repository" in log), log
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to a fifo", "huge", "directory"])
+def test_a_spool_entry_that_is_not_a_small_file_hangs_no_command(
+        guarded: tuple[Path, Path], tmp_path: Path, kind: str) -> None:
+    """Every command, git hook and full Claude decision drains the spool first: an entry
+    that blocks a reader (a FIFO, a symlink to one) or floods it (gigabytes) must be
+    refused without reading it, else every later Meridian command hangs or exhausts
+    memory (a PreToolUse hook that times out is a non-blocking error: the call goes
+    ahead)."""
+    import os
+
+    root, home = guarded
+    spool = block_spool.spool_dir(root / ".git")
+    spool.mkdir(parents=True, exist_ok=True)
+    bad = spool / "2026-01-01T00:00:00.000000Z-1-bad.json"
+    if kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "symlink to a fifo":
+        os.mkfifo(tmp_path / "pipe")
+        bad.symlink_to(tmp_path / "pipe")
+    elif kind == "directory":
+        bad.mkdir()
+    else:
+        with bad.open("wb") as handle:  # sparse: no disk used, but 4 GiB to read
+            handle.truncate(4 * 1024 ** 3)
+    good = {"root": str(root), "branch": "meridian/state", "source": "claude",
+            "reason": "Meridian: api/app.py belongs to gate api", "gate": "api",
+            "files": ["api/app.py"], "ts": block_spool.now_ts(),
+            "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}}
+    block_spool.put(root / ".git", good)
+    proc = subprocess.run([sys.executable, "-P", "-m", "meridian", "status"], cwd=root, check=False,
+                          env=base_env(home), capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert os.path.isdir(bad) if kind == "directory" else not os.path.lexists(bad)
+    assert _spooled(root) == ([bad] if kind == "directory" else [])
+    assert [b.data["reason"] for b in _blocks(root)] == [good["reason"]]
+    log = (root / ".git" / "meridian" / "error.log").read_text()
+    assert "spooled block 2026-01-01T00:00:00.000000Z-1-bad.json not recorded" in log, log
