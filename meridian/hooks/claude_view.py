@@ -402,9 +402,12 @@ NEUTRAL_GATE_KINDS = ("gate.blocked",)  # counted by a fold, never changing a ph
 def _phase_neutral(repo: Any, commit: Any, parent: Any) -> bool:
     """Whether ``commit`` (on ``parent``) leaves every gate's phase and every position a
     lock is decided by as they were: it changes no event shard, or only appends to event
-    shards lines of kinds no gate fold reads (any kind outside ``gate.``, and blocks)."""
+    shards lines of kinds no gate fold reads (any kind outside ``gate.``, and blocks).
+    Each line must also have the shape every reader requires (``Ledger._quick_record``:
+    an object with the five record fields, ``data`` an object, ``kind`` a string): a
+    corrupt line makes the full decision fail closed, so the view must not outlive it."""
     from meridian import gitio
-    from meridian.ledger import EVENTS
+    from meridian.ledger import EVENTS, RECORD_FIELDS
 
     old_tree, new_tree = gitio.commit_tree(repo, parent), gitio.commit_tree(repo, commit)
     for path, old, new in gitio.changed_paths(repo, gitio.tree_entry(repo, old_tree, EVENTS),
@@ -419,11 +422,14 @@ def _phase_neutral(repo: Any, commit: Any, parent: Any) -> bool:
             if not line.strip():
                 continue
             try:
-                kind = json.loads(line)["kind"]
-            except (ValueError, KeyError, TypeError):
+                raw = json.loads(line)
+            except ValueError:  # UnicodeDecodeError too
                 return False
-            if not isinstance(kind, str) or (kind.startswith("gate.")
-                                             and kind not in NEUTRAL_GATE_KINDS):
+            if not isinstance(raw, dict) or not RECORD_FIELDS <= raw.keys() \
+                    or not isinstance(raw["data"], dict) or not isinstance(raw["kind"], str):
+                return False
+            kind = raw["kind"]
+            if kind.startswith("gate.") and kind not in NEUTRAL_GATE_KINDS:
                 return False
     return True
 

@@ -324,3 +324,47 @@ def test_a_spool_entry_that_is_not_a_small_file_hangs_no_command(
     assert [b.data["reason"] for b in _blocks(root)] == [good["reason"]]
     log = (root / ".git" / "meridian" / "error.log").read_text()
     assert "spooled block 2026-01-01T00:00:00.000000Z-1-bad.json not recorded" in log, log
+
+
+def _append_raw_line(root: Path, home: Path, line: bytes) -> None:
+    """Append ``line`` to the state branch's event shard in a commit of its own, as git
+    plumbing (or a broken writer) can: no Meridian code checks it."""
+    env = base_env(home)
+
+    def git(*args: str, extra: dict[str, str] | None = None, raw: bool = False):
+        out = subprocess.run(["git", *args], cwd=root, env={**env, **(extra or {})},
+                             capture_output=True, check=True).stdout
+        return out if raw else out.decode().strip()
+
+    tip = git("rev-parse", "meridian/state")
+    [shard] = [p for p in git("ls-tree", "-r", "--name-only", tip).splitlines()
+               if p.startswith("events/")]
+    blob_file = root / ".git" / "shard.tmp"
+    blob_file.write_bytes(git("cat-file", "blob", f"{tip}:{shard}", raw=True) + line + b"\n")
+    blob = git("hash-object", "-w", str(blob_file))
+    blob_file.unlink()
+    index = {"GIT_INDEX_FILE": str(root / ".git" / "index.tmp")}
+    git("read-tree", tip, extra=index)
+    git("update-index", "--cacheinfo", f"100644,{blob},{shard}", extra=index)
+    tree = git("write-tree", extra=index)
+    (root / ".git" / "index.tmp").unlink()
+    commit = git("commit-tree", tree, "-p", tip, "-m", "a line")
+    git("update-ref", "refs/heads/meridian/state", commit, tip)
+
+
+@pytest.mark.parametrize("line", [b'{"kind":"memory.note"}',
+                                  b'{"id":"x","ts":"t","kind":"memory.note","writer":"w"}',
+                                  b'{"id":"x","ts":"t","kind":"memory.note","writer":"w","data":[]}'
+                                  ])
+def test_a_corrupt_line_is_never_re_keyed(guarded: tuple[Path, Path], line: bytes) -> None:
+    """A line of no gate kind that is not a record (no data, a list for data) makes every
+    full decision fail closed ("could not check": the ledger is corrupt). Re-keying the
+    view over it would let the next calls be allowed from the view instead."""
+    root, home = guarded
+    assert not _write(root, home, "schema/shapes.py").denied  # the full path: the view
+    _append_raw_line(root, home, line)
+    _meridian(root, home, "memory", "add", "episodic", "--json",
+              '{"session": "s9", "event": "note", "notes": "a note"}')  # re-keys what it can
+    assert _view_tip(root) != _tip(root)
+    outcome = _write(root, home, "schema/shapes.py")
+    assert outcome.denied and "corrupt record" in outcome.reason, outcome
