@@ -210,11 +210,32 @@ def _check_target(repo: gitio.Repository, common: Path, root: Path, branch: str)
     from meridian.hooks.project import load_facts
 
     dirs = git_dirs(root) if root.is_absolute() else None
-    if dirs is None or dirs[1] != _real(common):
+    if dirs is None or dirs[1] != _real(common) or not _registered(common, dirs[0], root):
         raise MeridianError(f"{root} is not a work tree of this repository")
     named = load_facts(repo, root).branch
     if named != branch:
         raise MeridianError(f"it names branch {branch!r}; the configuration's is {named!r}")
+
+
+def _registered(common: Path, gitdir: Path, root: Path) -> bool:
+    """Whether ``root`` (whose git dir is ``gitdir``) is a work tree git itself knows for
+    the repository at ``common``: its main work tree, or a linked worktree whose entry
+    under ``worktrees/`` points back at ``root/.git``. Any directory can hold a ``.git``
+    file naming this git dir (and a config naming any branch): that makes it none."""
+    from meridian import gitio
+    from meridian.hooks.claude import _real
+
+    real_common = _real(common)
+    if gitdir == real_common:
+        main = gitio.workdir(gitio.open_repo(real_common))
+        return main is not None and _real(main) == _real(root)
+    if gitdir.parent != real_common / "worktrees":
+        return False
+    try:
+        back = (gitdir / "gitdir").read_text(encoding="utf-8", errors="replace")[:4096].strip()
+    except OSError:
+        return False
+    return bool(back) and _real(Path(back)) == _real(root / ".git")
 
 
 def _drain_locked(repo: gitio.Repository, common: Path) -> int:

@@ -368,3 +368,47 @@ def test_a_corrupt_line_is_never_re_keyed(guarded: tuple[Path, Path], line: byte
     assert _view_tip(root) != _tip(root)
     outcome = _write(root, home, "schema/shapes.py")
     assert outcome.denied and "corrupt record" in outcome.reason, outcome
+
+
+def test_a_made_up_work_tree_cannot_aim_a_spool_entry_at_a_code_branch(
+        guarded: tuple[Path, Path], tmp_path: Path) -> None:
+    """A directory anywhere with a ``.git`` file naming this repository's git dir, and a
+    config naming a code branch (``release``), is not a work tree of the repository: an entry
+    rooted there is dropped, and ``release`` does not move."""
+    root, home = guarded
+    run(["git", "branch", "release"], root, base_env(home))
+    fake = tmp_path / "fake"
+    (fake / ".meridian").mkdir(parents=True)
+    (fake / ".git").write_text(f"gitdir: {root / '.git'}\n")
+    (fake / ".meridian" / "config.yaml").write_text(
+        (root / ".meridian" / "config.yaml").read_text().replace(
+            "branch: meridian/state", "branch: release"))
+    assert "branch: release" in (fake / ".meridian" / "config.yaml").read_text()
+    repo = Ledger.open(root).repo
+    release = repo.references["refs/heads/release"].target
+    block_spool.put(root / ".git", {
+        "root": str(fake), "branch": "release", "source": "claude", "reason": "r",
+        "gate": "api", "files": ["api/app.py"], "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse"}})
+    block_spool.drain_here(root)
+    assert _spooled(root) == []
+    assert Ledger.open(root).repo.references["refs/heads/release"].target == release
+    log = (root / ".git" / "meridian" / "error.log").read_text()
+    assert "not a work tree of this repository" in log, log
+
+
+def test_a_linked_worktree_s_spooled_block_is_recorded(guarded: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    """The check above leaves real work trees alone: a linked worktree (git's own entry
+    under ``worktrees/`` points back at it) records its spooled block, drained from the
+    main work tree."""
+    root, home = guarded
+    linked = tmp_path / "linked"
+    run(["git", "worktree", "add", "-q", "-b", "side", str(linked)], root, base_env(home))
+    block_spool.put(root / ".git", {
+        "root": str(linked), "branch": "meridian/state", "source": "claude",
+        "reason": "Meridian: api/app.py belongs to gate api", "gate": "api",
+        "files": ["api/app.py"], "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}})
+    assert [b.data["files"] for b in _blocks(root)] == [["api/app.py"]]
+    assert _spooled(root) == []
