@@ -227,8 +227,14 @@ def _registered(common: Path, gitdir: Path, root: Path) -> bool:
 
     real_common = _real(common)
     if gitdir == real_common:
-        main = gitio.workdir(gitio.open_repo(real_common))
-        return main is not None and _real(main) == _real(root)
+        repo = gitio.open_repo(real_common)
+        main = gitio.workdir(repo)
+        if main is not None and _real(main) == _real(root):
+            return True
+        # `git init --separate-git-dir`: a git dir not named .git and no core.worktree
+        # record the main work tree nowhere but in its own .git file; that is all to go by
+        return real_common.name != ".git" and (root / ".git").is_file() \
+            and gitio.config_value(repo, "core.worktree") is None
     if gitdir.parent != real_common / "worktrees":
         return False
     try:

@@ -412,3 +412,23 @@ def test_a_linked_worktree_s_spooled_block_is_recorded(guarded: tuple[Path, Path
         "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}})
     assert [b.data["files"] for b in _blocks(root)] == [["api/app.py"]]
     assert _spooled(root) == []
+
+
+def test_a_separate_git_dir_work_tree_s_spooled_block_is_recorded(tmp_path: Path) -> None:
+    """``git init --separate-git-dir``: the main work tree is recorded nowhere but in its
+    ``.git`` file; its spooled blocks are still recorded (and a made-up directory beside
+    a standard ``.git`` is still refused, above)."""
+    home = tmp_path / "home"
+    root = make_project(tmp_path / "project", home)
+    gitdir = tmp_path / "elsewhere.git"
+    (root / ".git").rename(gitdir)
+    (root / ".git").write_text(f"gitdir: {gitdir}\n")
+    block_spool.put(gitdir, {
+        "root": str(root), "branch": "meridian/state", "source": "claude",
+        "reason": "Meridian: api/app.py belongs to gate api", "gate": "api",
+        "files": ["api/app.py"], "ts": block_spool.now_ts(),
+        "extra": {"event": "PreToolUse", "session": "s", "tool": "Write"}})
+    block_spool.drain_here(root)
+    assert block_spool.pending(gitdir) == []
+    assert [b.data["files"] for b in Ledger.open(root).records("events")
+            if b.kind == "gate.blocked"] == [["api/app.py"]]
