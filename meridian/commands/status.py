@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
     project = open_project(".")
     facts = {"branch": project.ledger.branch, "remote": project.config.remote,
-             "gates_path": project.config.paths.gates, "rules_path": project.config.paths.rules}
+             "gates_path": project.config.paths.gates, "rules_path": project.config.paths.rules,
+             "features_path": project.config.paths.features}
     before = status_view.key_now(facts)
     if not project.ledger.exists() and (project.root / CONFIG_PATH).is_file():
         raise MeridianError(missing_branch_error(project))

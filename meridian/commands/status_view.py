@@ -9,7 +9,8 @@ it without importing any of that. The key, read with plain file reads (the same 
 as the Claude hook's view, ``meridian.hooks.claude_view``):
 
 - Meridian's version and the sha256 of the config, gate graph and rules files
-  (``hooks.project._fingerprint``);
+  (``hooks.project._fingerprint``) and of the features file the graph is validated
+  against;
 - the state branch tip and the remote-tracking branch's tip (ahead/behind counts);
 - the tamper evidence file (``verify.evidence_path``): a view is never used while there
   is unacknowledged evidence to warn about;
@@ -20,7 +21,10 @@ What a view never holds: a pass. Whether a passed gate is still passed depends o
 work tree (its artifacts, hashed) and on its pass being backed by its verdict
 (``gates.snapshot.vouch``); neither is in the key. So the full path writes no view when
 any gate is passed, stale or awaiting approval, and a view that shows one (hand-made)
-is refused: the status is derived again. A view is a cache, never trust
+is refused: the status is derived again. The printed lines are never free text either:
+a view is used only when its lines are what the full path prints for its document
+(``text_matches``: the table, summary, remote note and harness changes rendered again,
+no terminal control characters), so forged lines cannot say "passed" either. A view is a cache, never trust
 (docs/security.md): a damaged one, one whose checksum does not match its body or whose
 key does not match the files now is derived again and rewritten; a view forged with a
 recomputed checksum can change how non-passed gates are shown (as a forged gate snapshot
@@ -40,6 +44,10 @@ from typing import Any
 VIEW_VERSION = 1
 VIEW_NAME = "status-view"
 PASS_STATES = ("passed", "stale")
+# The states a view may show (``gates.state.STATES`` less the passes); anything else is
+# not what the derivation gives, and is refused.
+SHOWN_STATES = frozenset({"locked", "open", "in_progress", "submitted", "failed", "forged"})
+FORGED_TEXT = "forged or inconsistent"  # gates.state.FORGED_TEXT, how "forged" is shown
 # Variables that tell git where the repository is: with one set, git may not find the
 # work tree the nearest ``.git`` names, so the view is not used (the others are keyed).
 LOCATING = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
@@ -81,6 +89,8 @@ def view_key(root: Path, gitdir: Path, common: Path, facts: dict[str, Any]) -> d
     return {
         "view": VIEW_VERSION, "root": str(root), "gitdir": str(gitdir), "common": str(common),
         "project": _fingerprint(root, facts["gates_path"], facts["rules_path"]),
+        # The gate graph is validated against the features file (``paths.features``).
+        "features": _file_digest(root / facts["features_path"]),
         "tip": read_ref(common, f"refs/heads/{branch}"),
         "remote_tip": read_ref(common, f"refs/remotes/{remote}/{branch}"),
         "evidence": _file_digest(common / "meridian" / f"tamper-{branch.replace('/', '__')}.jsonl"),
@@ -127,9 +137,73 @@ def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
         if not (isinstance(body["text"], list) and all(isinstance(t, str) for t in body["text"])
                 and isinstance(body["document"], dict)):
             return None
+        if not text_matches(body["document"], body["text"]):
+            return None
     except Exception:  # noqa: BLE001 - absent, not a regular file, torn, malformed: derive
         return None
     return body
+
+
+def _table(gates: list[dict[str, Any]]) -> list[str]:
+    """``gates.report.status_lines`` for the document's gates."""
+    rows = [["#", "gate", "state", "detail"]]
+    rows += [[str(n), g["gate"], FORGED_TEXT if g["state"] == "forged" else g["state"],
+              g["detail"]] for n, g in enumerate(gates, start=1)]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
+            .rstrip() for row in rows]
+
+
+def _summary(gates: list[dict[str, Any]]) -> str:
+    """``gates.report.summary_line``."""
+    counts: dict[str, int] = {}
+    for g in gates:
+        label = FORGED_TEXT if g["state"] == "forged" else g["state"]
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(f"{count} {state}" for state, count in counts.items())
+
+
+def _harness_line(change: dict[str, Any]) -> str:
+    """``meridian.harness.line`` for a document's harness change ({"ts": ..., **data})."""
+    marks = []
+    if change.get("weakening"):
+        marks.append("WEAKENS enforcement")
+    if change.get("agent_session"):
+        marks.append("during an agent session")
+    where = f"commit {str(change['commit'])[:10]}" if change.get("commit") else "staged"
+    return (f"{str(change['ts'])[:19]}  {where}  {'; '.join(change.get('changes') or [])}"
+            + (f"  [{', '.join(marks)}]" if marks else ""))
+
+
+def text_matches(document: dict[str, Any], text: list[str]) -> bool:
+    """Whether ``text`` is what the full path prints for ``document``: the table, the
+    summary, the remote note and the harness changes rendered from it here, and one
+    ``  GATE: verdict by ...`` line for each gate with an identity (its description needs
+    the verdict models). A view's lines are never free text: a forged one that says
+    "passed" where its document does not, or carries terminal control characters, is
+    refused (raises or False: derive)."""
+    gates = document["gates"]
+    if document["stale"] != [] or not all(
+            isinstance(g["gate"], str) and g["state"] in SHOWN_STATES
+            and isinstance(g["detail"], str) for g in gates):
+        return False
+    if any(ch < " " or ch == "\x7f" or "\x80" <= ch <= "\x9f" for line in text for ch in line):
+        return False
+    head = _table(gates)
+    who = [g["gate"] for g in gates if g.get("identity")]
+    identity = text[len(head):len(head) + len(who)]
+    if text[:len(head)] != head or len(identity) != len(who) or not all(
+            line.startswith(f"  {gate}: verdict by ") for gate, line in zip(who, identity)):
+        return False
+    tail = [_summary(gates)]
+    remote = document["remote"]
+    if remote is not None and remote["hint"]:
+        tail.append(f"note: {remote['hint']}")
+    changes = document["harness_changes"]
+    if changes:
+        tail.append("harness changes, latest first (meridian log --kind harness.changed):")
+        tail.extend(f"  {_harness_line(change)}" for change in changes)
+    return text[len(head) + len(who):] == tail
 
 
 def strict_problems(document: dict[str, Any]) -> list[str]:

@@ -152,3 +152,71 @@ def test_pending_tamper_evidence_is_always_reported(project: Path,
     shown = cli("status")
     assert "tampering found earlier and not acknowledged" in shown.err, shown
     assert "tampering found earlier" in cli("status", "--json").err
+
+
+def _forge(view: Path, change: Callable[[dict], None]) -> None:
+    """Rewrite the view's body with ``change`` and recompute its checksum (as any agent can)."""
+    document = json.loads(view.read_text())
+    body = document["body"]
+    change(body)
+    view.write_text(json.dumps({"body": body, "checksum": status_view._checksum(body)}))
+
+
+@pytest.mark.parametrize("lie", ["table row", "summary", "escape", "extra line", "new state"])
+def test_a_forged_view_text_never_shows_what_its_document_does_not(
+        project: Path, cli: Callable[..., Proc], lie: str) -> None:
+    """The text lines printed from a view are the document's, never free text: a view
+    whose document shows no pass but whose lines say "passed" is refused."""
+    assert cli("gate", "start", "spec").code == 0
+    fresh = (_fresh(cli), cli("status", "--json"))
+    [view] = _views(project)
+
+    def change(body: dict) -> None:
+        text = body["text"]
+        if lie == "table row":
+            body["text"] = [line.replace("in_progress", "passed     ") for line in text]
+        elif lie == "summary":
+            body["text"] = text[:-1] + ["3 passed"]
+        elif lie == "escape":
+            body["text"] = text + ["\x1b[4A\x1b[2K1  spec     passed"]
+        elif lie == "extra line":
+            body["text"] = text + ["all gates passed, approved by lead"]
+        else:  # a state the derivation never gives, that reads as passed
+            body["document"]["gates"][0]["state"] = "approved"
+            body["text"] = [line.replace("in_progress", "approved") for line in text]
+
+    _forge(view, change)
+    _same(_both(cli), fresh)
+    assert "passed" not in cli("status").out
+
+
+def test_a_change_to_the_features_file_is_seen(project: Path, cli: Callable[..., Proc]) -> None:
+    """The gate graph is validated against the features file (``paths.features``): a
+    view written before it changed is not the answer after."""
+    write(project, ".meridian/gates.yaml", CHAIN.replace(
+        "    artifacts: [\"spec/**\"]\n",
+        "    artifacts: [\"spec/**\"]\n    features:\n      hardened: [login]\n"))
+    write(project, ".meridian/features.yaml",
+          "version: 1\nfeatures:\n  - id: login\n    description: Users log in.\n")
+    fresh = _fresh(cli)
+    assert fresh.code == 0, fresh
+    assert _views(project)
+    write(project, ".meridian/features.yaml", "version: 1\nfeatures: []\n")
+    shown = cli("status")
+    again = _fresh(cli)
+    assert (shown.code, shown.out, shown.err) == (again.code, again.out, again.err)
+    assert shown.code == 2
+
+
+def test_a_view_with_a_remote_note_still_answers_light(
+        project: Path, remote: Path, cli: Callable[..., Proc]) -> None:
+    """The text check renders the remote note as the full path does: such a view is used."""
+    from tests.adversarial.conftest import git
+
+    git(project, "push", "-q", "origin", "meridian/state")
+    git(project, "fetch", "-q", "origin")
+    assert cli("gate", "start", "spec").code == 0  # one state commit the remote lacks
+    fresh = (_fresh(cli), cli("status", "--json"))
+    assert "note: this clone has" in fresh[0].out
+    _same(_both(cli), fresh)
+    assert _heavy_imports(project) == []
