@@ -1173,6 +1173,7 @@ class _FiguresKept:
     change the figures shown, never a gate's state."""
 
     VERSION = 1
+    LIMIT = 256 * 1024 * 1024  # far above a 100k-event history's; larger: read the shards
 
     def __init__(self, ledger: Ledger, tip: Any) -> None:
         from meridian import __version__
@@ -1184,8 +1185,13 @@ class _FiguresKept:
         """(the tree id it was computed at, the progress), or None."""
         import hashlib
 
+        from meridian.errors import MeridianError
+        from meridian.userfiles import read_bounded
+
         try:
-            data = self.path.read_bytes()
+            # Never blocks on a FIFO or device (a plain read would, for ever), and a file
+            # larger than any kept pass is not read whole.
+            data = read_bounded(self.path, limit=self.LIMIT)
             digest, _, body_bytes = data.partition(b"\n")
             if hashlib.sha256(body_bytes).hexdigest().encode() != digest:
                 return None
@@ -1193,7 +1199,7 @@ class _FiguresKept:
             if body["key"] != self.key or not isinstance(body["tree"], str):
                 return None
             return body["tree"], _Progress.from_json(body["progress"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, MeridianError):
             return None  # pydantic's ValidationError is a ValueError
 
     def save(self, tree: str, progress: _Progress) -> None:
