@@ -256,7 +256,10 @@ def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[st
     if shows_a_pass(document):
         # Nothing kept that could be mistaken for this answer (the old view's key would not
         # match anyway: this only keeps .git/meridian honest about what is cached).
-        view_path(common, root).unlink(missing_ok=True)
+        try:
+            view_path(common, root).unlink(missing_ok=True)
+        except OSError:
+            pass  # a directory there, a read-only .git: its key never matches a pass anyway
         return
     if key["tip"] is None or key["evidence"] is not None or key["root"] != str(root):
         return

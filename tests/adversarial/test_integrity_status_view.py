@@ -220,3 +220,19 @@ def test_a_view_with_a_remote_note_still_answers_light(
     assert "note: this clone has" in fresh[0].out
     _same(_both(cli), fresh)
     assert _heavy_imports(project) == []
+
+
+def test_a_view_path_that_cannot_be_removed_never_fails_status(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """With a pass shown the full path removes the kept view; a directory in its place
+    (or a .git/meridian it cannot write) leaves status as it is: exit 0, the fresh answer,
+    no internal error."""
+    pass_gate(cli, project, "spec", "spec/spec.py")
+    located = status_view._locate()
+    assert located is not None
+    path = status_view.view_path(located[2], located[0])
+    path.mkdir(parents=True)
+    (path / "keep").write_text("x")
+    shown = cli("status")
+    assert shown.code == 0 and shown.err == "", shown
+    assert "passed" in shown.out
