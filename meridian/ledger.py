@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -655,7 +656,9 @@ def configured_branch(repo: gitio.Repository) -> str:
     Meridian's version: the same bytes validate the same way, and any other bytes (or
     no cache) are validated again with ``load_config``, whose error is the one a bad
     file gets. Like every file under ``.git/meridian`` it is a cache an agent with the
-    shell could rewrite, as it could rewrite the config itself.
+    shell could rewrite: its branch is taken only when it is the one the bytes name
+    plainly (``_literal_branch``), so a rewritten cache can skip a validation but never
+    send a command (``verify``, ``sync``, ``memory add``) to another branch.
     """
     from meridian import __version__
 
@@ -668,9 +671,14 @@ def configured_branch(repo: gitio.Repository) -> str:
     try:
         from meridian.userfiles import read_bounded
 
-        key = f"{__version__} {_sha256(read_bounded(path))}"
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("key") == key and isinstance(cached.get("branch"), str):
+        data = read_bounded(path)
+        key = f"{__version__} {_sha256(data)}"
+        # The cache is a file an agent can rewrite: it is read without blocking (a FIFO
+        # is refused), and the branch it names is taken only when the bytes themselves
+        # name that branch plainly (``_literal_branch``). So it can only say "these
+        # bytes validated", never pick another branch.
+        cached = json.loads(read_bounded(cache, limit=4096))
+        if cached.get("key") == key and cached.get("branch") == _literal_branch(data):
             return str(cached["branch"])
     except FileNotFoundError:
         if key is None and not os.path.lexists(path):
@@ -689,6 +697,47 @@ def configured_branch(repo: gitio.Repository) -> str:
         except OSError:
             temporary.unlink(missing_ok=True)  # only slower next time
     return branch
+
+
+_COMMENT_TAIL = r"(?:[ \t]+#.*|[ \t]*)"  # a comment starts after whitespace only
+_PLAIN_KEY_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:(?:[ \t]+[A-Za-z0-9._/-]+)?" + _COMMENT_TAIL)
+_BRANCH_LINE = re.compile(
+    r"branch:[ \t]+(?:([A-Za-z0-9._/-]+)|\"([A-Za-z0-9._/-]+)\"|'([A-Za-z0-9._/-]+)')"
+    + _COMMENT_TAIL)
+
+
+def _literal_branch(data: bytes) -> str | None:
+    """The branch the config's bytes name so plainly that no YAML reading differs, or
+    None (then only ``load_config`` can tell): a top-level ``branch: NAME`` line with
+    only comments, blank lines and ``key: plain-value`` lines before it and no other
+    mention of ``branch`` outside comment lines; or the default when ``branch`` is not
+    mentioned at all. No backslash (escapes could spell the key), NUL (UTF-16), CR or
+    other line break YAML knows."""
+    if b"\\" in data or b"\0" in data or b"\r" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if any(brk in text for brk in ("\x85", "\u2028", "\u2029")):
+        return None  # line breaks to YAML, not to str.split("\n")
+    found: str | None = None
+    before = True
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if before:
+            match = _BRANCH_LINE.fullmatch(line)
+            if match is not None:
+                found = next(group for group in match.groups()[:3] if group)
+                before = False
+                continue
+            if _PLAIN_KEY_LINE.fullmatch(line) is None:
+                before = False  # past the plain prelude: only no mention proves anything
+        if "branch" in line:
+            return None
+    return DEFAULT_BRANCH if found is None else found
 
 
 def _sha256(data: bytes) -> str:
