@@ -91,6 +91,10 @@ def record_soon(root: Path) -> None:
         return
     try:  # the child: a session of its own, so the terminal's signals are not its
         os.setsid()
+        # Behind the caller: the hook's own exit and Claude Code's next step go first on
+        # a busy machine (the deny's wall time); the spool holds the block meanwhile.
+        with contextlib.suppress(OSError):
+            os.nice(10)
         drain_at(root)
     except BaseException:  # noqa: BLE001, S110 - the spool keeps it for the next drainer
         pass
