@@ -113,7 +113,7 @@ _KIND = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 _FIELDS = ("id", "ts", "kind", "writer", "data")
 
 
-def _plain(value: Any) -> bool:
+def plain_str(value: Any) -> bool:
     """A str pydantic takes as it is (exact type, no lone surrogate)."""
     if type(value) is not str:
         return False
@@ -128,7 +128,7 @@ def _plain(value: Any) -> bool:
 
 def _plainly_valid(id: Any, ts: Any, kind: Any, writer: Any, data: Any) -> bool:
     """Whether the fields pass ``_RecordModel`` unchanged (checked without pydantic)."""
-    if not (_plain(id) and _plain(ts) and _plain(kind) and _plain(writer)):
+    if not (plain_str(id) and plain_str(ts) and plain_str(kind) and plain_str(writer)):
         return False
     if type(data) is not dict or not all(type(key) is str for key in data):
         return False

@@ -87,17 +87,7 @@ def utc_timestamp(value: str | None) -> str | None:
 # --- the fast path ---------------------------------------------------------------------
 
 
-def _str(value: Any) -> bool:
-    """A plain str pydantic takes as it is (no lone surrogate: it cannot be UTF-8)."""
-    if type(value) is not str:
-        return False
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+_str = records.plain_str  # a plain str pydantic takes as it is (no lone surrogate)
 
 
 def _text(value: Any) -> bool:
