@@ -405,7 +405,7 @@ WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
     "builtin": frozenset(), "setsid": frozenset(), "time": frozenset({"-f", "-o"}),
     "chronic": frozenset(), "caffeinate": frozenset(), "unbuffer": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
-    "watch": frozenset({"-n", "-d", "--interval"}), "chroot": frozenset(),
+    "chroot": frozenset(),
     "taskset": frozenset(), "runuser": frozenset({"-u", "-g", "--user", "--group"}),
     # multi-call binaries: `busybox rm F` runs their own rm
     "busybox": frozenset(), "toybox": frozenset(),
@@ -424,6 +424,19 @@ def _strip_prefix(words: list[str]) -> list[str]:
             continue
         if word == "function":  # `function f { BODY; }`: the body's first command
             index += 2
+            continue
+        runs = 1 if name in PACKAGE_RUNNERS else 2 if (
+            (name in RUNNERS and words[index + 1:index + 2] == ["run"])
+            or (name in ("npm", "pnpm", "yarn", "bun")
+                and words[index + 1:index + 2] in (["exec"], ["dlx"], ["x"]))) else 0
+        if runs:
+            # `npx prettier --write api`, `uv run black api`: the tool a runner runs
+            index += runs
+            while index < len(words) and words[index].startswith("-"):
+                if words[index] == "--":
+                    index += 1
+                    break
+                index += 2 if words[index] in RUNNER_VALUES else 1
             continue
         if name not in WRAPPER_OPTIONS:
             break
@@ -589,6 +602,11 @@ def _removed(name: str, args: list[str]) -> list[str]:
         return [".git/config"]
     if name in ("chmod", "chown", "chgrp", "chattr", "setfacl"):
         return _mode_targets(args)
+    if name == "cp" and any(a in ("--link", "--symbolic-link") or (
+            a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("ls"))
+            for a in args):
+        # `cp -l api/app.py x`: a hard (or symbolic) link, written through later
+        return _move_sources(args)
     if name == "ln":
         # a link to a harness file lets a later write through the link change it
         operands = _operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
@@ -796,6 +814,7 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
         starts.append(args[index])
         index += 1
     starts = starts or ["."]
+    found_files: list[str] = []
     patterns: list[str] = []
     actions: list[list[str]] = []
     deletes = False
@@ -807,6 +826,8 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
             continue
         if arg == "-delete":
             deletes = True
+        if arg in ("-fprint", "-fprint0", "-fls", "-fprintf") and index + 1 < len(args):
+            found_files.append(args[index + 1])  # find writes FILE itself
         if arg in FIND_ACTIONS:
             end = index + 1
             while end < len(args) and args[end] not in (";", "+", "\\;"):
@@ -817,7 +838,7 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
         index += 1
     matched = ([os.path.join(s, "**", p.lstrip("./") if "/" in p else p)
                 for s in starts for p in patterns] if patterns else [s + "/" for s in starts])
-    found: list[str] = []
+    found: list[str] = found_files
     if deletes and removals:
         found += matched
     for action in actions:
@@ -838,6 +859,8 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
     # `GIT_WORK_TREE=api git checkout HEAD -- app.py` is `git --work-tree=api ...`
     work_tree = next((w.split("=", 1)[1] for w in words if w.startswith("GIT_WORK_TREE=")),
                      (environment or {}).get("GIT_WORK_TREE"))
+    assigned = [w for w in words if ASSIGNMENT.match(w)] + [
+        f"{key}={value}" for key, value in (environment or {}).items()]
     words = _strip_prefix(words)
     if not words:
         return []
@@ -889,9 +912,60 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
     if unresolved is not None and name == "sed" and _sed_writes(args):
         unresolved.append(" ".join(args))  # sed's `w FILE` command
     patch_feed = _patch_feed(feed, stdin)
+    # command lines the command runs in turn (`git rebase -x CMD`, `git -c core.pager=CMD`,
+    # `watch CMD`), read beside what the command itself writes
+    nested = [found for code in _run_commands(name, args, assigned)
+              for found in written_files(code, cwd, removals=removals, unresolved=unresolved)]
     if removals:
-        return _written(name, args, cwd, stdin, patch_feed) + _removed(name, args)
-    return _written(name, args, cwd, stdin, patch_feed)
+        return _written(name, args, cwd, stdin, patch_feed) + _removed(name, args) + nested
+    return _written(name, args, cwd, stdin, patch_feed) + nested
+
+
+# git settings and variables whose value is a command line git runs through the shell
+_GIT_COMMAND_SETTINGS = re.compile(
+    r"(?:core\.(?:pager|editor|sshcommand|askpass|fsmonitor)|sequence\.editor|diff\.external"
+    r"|pager\..*|(?:diff|merge|filter|difftool|mergetool)\..*\.(?:textconv|command|driver"
+    r"|clean|smudge|process|cmd)|credential(?:\..*)?\.helper|gpg(?:\..*)?\.program"
+    r"|sendemail\..*cmd|uploadpack\.packobjectshook|core\.gitproxy)$", re.IGNORECASE)
+_COMMAND_VARIABLES = frozenset({"GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_EDITOR",
+                                "EDITOR", "VISUAL", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND",
+                                "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND"})
+
+
+def _run_commands(name: str, args: list[str], assigned: list[str]) -> list[str]:
+    """The command lines ``name ARGS`` runs through the shell, as far as the command line
+    tells them: git's ``rebase -x``, ``bisect run``, ``difftool -x``, a ``-c`` setting or
+    an environment variable naming a pager, editor, diff or filter command."""
+    found: list[str] = []
+    if name == "git":
+        found += [value for word in assigned
+                  if (split := word.split("=", 1))[0] in _COMMAND_VARIABLES
+                  and (value := split[1])]
+        options, sub, rest, _ = _git_words(["git", *args])
+        for index, option in enumerate(options):
+            value = options[index + 1] if index + 1 < len(options) else ""
+            if option == "-c" and "=" in value and _GIT_COMMAND_SETTINGS.match(
+                    value.split("=", 1)[0]):
+                found.append(value.split("=", 1)[1].lstrip("!"))
+        if sub in ("rebase", "difftool"):
+            for index, arg in enumerate(rest):
+                if arg in ("-x", "--exec", "--extcmd") or arg.startswith(
+                        ("--exec=", "--extcmd=")):
+                    found.append(_option_value(rest, index, arg) if arg.startswith("--")
+                                 or len(arg) == 2 else arg[2:])
+        if sub == "bisect" and rest[:1] == ["run"] and rest[1:]:
+            found.append(shlex.join(rest[1:]))
+    if name in ("strace", "ltrace"):  # `strace -f CMD`: the command it traces
+        index = 0
+        while index < len(args) and args[index].startswith("-"):
+            index += 2 if args[index] in _TRACER_VALUES else 1
+        if args[index:]:
+            found.append(shlex.join(args[index:]))
+    return [code for code in found if code]
+
+
+_TRACER_VALUES = frozenset({"-o", "--output", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I",
+                            "-O", "-S", "-X", "-P", "-n", "-l", "-L", "-x", "-F", "-A"})
 
 
 AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
@@ -940,7 +1014,10 @@ def _fed_text(feed: Feed) -> str | None:
     if kind == "text":
         return source if isinstance(source, str) else None
     if isinstance(source, list) and source:
-        words = _strip_prefix(list(source))
+        words = _strip_prefix(_split_redirections(list(source))[0])
+        inner = getattr(source, "feed", None)
+        if words == ["cat"] and inner is not None and inner[0] == "text":
+            return inner[1] if isinstance(inner[1], str) else None
         if words[:1] in (["echo"], ["printf"]):
             args = [a for a in words[1:] if not (words[0] == "echo" and a in ("-n", "-e", "-E"))]
             return " ".join(args) + "\n"
@@ -953,8 +1030,20 @@ def _inline_script(name: str, args: list[str], stdin: str | None, feed: Feed) ->
     (``bash <<<'...'``, ``echo '...' | sh -s``, ``source /dev/stdin <<< ...``)."""
     if name in SHELLS and _shell_script(args) is not None:
         return _shell_script(args) or ""
+    if name in ("su", "runuser", "sudo"):  # `su -c CMD`, `sudo -s CMD` after the wrapper
+        value = next((_option_value(args, i, a) for i, a in enumerate(args)
+                      if a in ("-c", "--command") or a.startswith("--command=")), None)
+        if value is not None:
+            return value
     if name == "eval":
         return " ".join(args)
+    if name == "watch":  # `watch -n1 'CMD'`: its words joined, run by `sh -c`
+        index = 0
+        while index < len(args) and args[index].startswith("-"):
+            index += 2 if args[index] in ("-n", "--interval", "-q", "--equexit") else 1
+        return " ".join(args[index:]) or None
+    if name in ("tar", "bsdtar", "gtar") and _tar_command(args) is not None:
+        return _tar_command(args)
     if stdin is not None:
         return None
     reads_stdin = (name in SHELLS and (not _operands(args, SHELL_VALUE_OPTIONS)
@@ -1060,6 +1149,13 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
                                                                            ["virtualenv"])) \
             or (name == "uv" and args[:1] == ["venv"]):
         return _tool_outputs("venv", args[2:] if name != "uv" else args[1:]) or []
+    if name.startswith("python") and args[:1] == ["-m"] and args[1:2] in (["zipfile"],
+                                                                        ["tarfile"]):
+        # `python -m zipfile -e ARCHIVE DIR` extracts into DIR
+        for index, arg in enumerate(args[2:], 2):
+            if arg in ("-e", "--extract") and index + 2 < len(args):
+                return [args[index + 2].rstrip("/") + "/"]
+        return []
     if name == "tee":
         return _operands(args)
     if name == "touch":
@@ -1090,7 +1186,20 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         if len(operands) < 2 or ":" in operands[-1].split("/")[0]:
             return []
         dest = operands[-1]
-        # DEST itself (a file copied onto it) and whatever lands inside it
+        # DEST itself (a file copied onto it) and whatever lands inside it; a
+        # --link-dest folder gets hard links to its files, written through later
+        # (a relative one is relative to DEST)
+        linked = [os.path.join(dest, _option_value(args, i, a)).rstrip("/") + "/"
+                  for i, a in enumerate(args) if a.split("=", 1)[0] == "--link-dest"
+                  and _option_value(args, i, a)]
+        return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"] + linked
+    if name in ("docker", "podman", "kubectl", "oc") and args[:1] == ["cp"]:
+        # `docker cp CONTAINER:SRC DEST`: DEST on this machine unless it names a container
+        operands = _operands(args[1:], frozenset({"-c", "--container", "-n", "--namespace",
+                                                  "--retries", "--kubeconfig", "--context"}))
+        if len(operands) < 2 or ":" in operands[-1].split("/")[0]:
+            return []
+        dest = operands[-1]
         return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"]
     if name in ("tar", "bsdtar", "gtar"):
         return _tar_targets(args)
@@ -1518,7 +1627,8 @@ _OUTPUT_OPTIONS: dict[str, frozenset[str]] = {
     "javac": frozenset({"-d"}), "csplit": frozenset({"-f", "--prefix"}),
     "esbuild": frozenset({"--outfile", "--outdir"}), "tsc": frozenset({"--outDir", "--outFile"}),
     "pip": frozenset({"-t", "--target", "-d", "--dest", "--prefix", "--root", "--src"}),
-    "npm": frozenset({"--prefix"}), "pnpm": frozenset({"--dir", "-C"}),
+    **dict.fromkeys(("strace", "ltrace"), frozenset({"-o", "--output"})),
+    "npm": frozenset({"--prefix"}), "dotnet": frozenset({"-o", "--output"}), "pnpm": frozenset({"--dir", "-C"}),
     "yarn": frozenset({"--cwd", "--modules-folder"}),
 }
 # Tools that rewrite their file operands in place (folders: what is in them), with the
@@ -1564,7 +1674,8 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
             value = _option_value(args, index, arg) if key in values else ""
             if not value:
                 continue
-            if name in ("javac", "pip", "npm", "pnpm", "yarn") or key.lower().endswith("dir"):
+            if name in ("javac", "pip", "npm", "pnpm", "yarn", "dotnet") \
+                    or key.lower().endswith("dir"):
                 value = value.rstrip("/") + "/"
             elif name == "csplit":  # files PREFIX00, PREFIX01...: in PREFIX's folder
                 value = os.path.dirname(value) + "/" if os.path.dirname(value) else ""
@@ -1594,6 +1705,11 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
     if name in ("venv", "virtualenv"):
         return [o.rstrip("/") + "/" for o in _operands(args, frozenset({"-p", "--python",
                                                                         "--prompt"}))]
+    if (name == "cargo" and args[:1] in (["new"], ["init"])) or (
+            name in ("poetry", "uv", "pdm", "hatch") and args[:1] in (["new"], ["init"])):
+        operands = _operands(args[1:], frozenset({"--name", "--vcs", "--edition", "--python",
+                                                  "-p", "--src", "--build-backend"}))
+        return [operands[0].rstrip("/") + "/"] if operands else []
     if name == "zip":
         operands = _operands(args, frozenset({"-b", "-n", "-t", "-tt", "-x", "-i", "-P",
                                               "--password"}))
@@ -1730,6 +1846,10 @@ def _expand(token: str, variables: dict[str, str]) -> str:
     earlier (``D=.meridian; rm $D/gates.yaml``), as the shell expands them."""
     if token == "~" or token.startswith("~/"):
         token = variables["HOME"] + token[1:]
+    elif token == "~+" or token.startswith("~+/"):
+        token = variables.get("PWD", "$PWD") + token[2:]
+    elif re.match(r"~[A-Za-z_][\w.-]*(?:/|$)", token):
+        token = os.path.expanduser(token)  # ~user/x
     if "$" not in token:
         return token
     return VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), token)
@@ -1858,6 +1978,7 @@ class _ShellState:
         self.aliases: dict[str, str] = {}
         self.made: list[str] = []
         self.plain = True  # no function, alias or PATH of its own: `git`, `pwd` are theirs
+        self.namerefs = False  # a `declare -n` ran: an assignment may set another variable
 
     def substituted(self, text: str | None) -> str | None:
         """The output of a command substitution that only says where something is (``$(git
@@ -1882,7 +2003,7 @@ class _ShellState:
         other.here, other.allexport = self.here, self.allexport
         other.variables, other.exported = dict(self.variables), dict(self.exported)
         other.aliases, other.made = dict(self.aliases), list(self.made)
-        other.plain = self.plain
+        other.plain, other.namerefs = self.plain, self.namerefs
         return other
 
     def read(self, tokens: list[str]) -> list[str]:
@@ -1898,6 +2019,11 @@ class _ShellState:
         tokens = [_expand(t, self.variables) for t in tokens]
         first = tokens[0] if tokens else ""
         declaring = first in ("export", "declare", "typeset", "local", "readonly")
+        if declaring and any(t.startswith("-") and not t.startswith("--") and "n" in t
+                             for t in tokens[1:]):
+            # `declare -n r=d`: $r is d's value, and `r=api` sets d; no value is known now
+            self.namerefs = True
+            self.variables = {"HOME": "$HOME"}
         if all(ASSIGNMENT.match(t) for t in tokens) or declaring:
             exporting = first == "export" or any(
                 t.startswith("-") and not t.startswith("--") and "x" in t for t in tokens[1:])
@@ -1906,7 +2032,7 @@ class _ShellState:
                     continue
                 key, _, value = token.partition("=")
                 if ASSIGNMENT.match(token):
-                    if _knowable(value) or value == "":
+                    if (_knowable(value) or value == "") and not self.namerefs:
                         self.variables[key] = value
                     else:
                         self.variables.pop(key, None)
@@ -2137,6 +2263,11 @@ def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
                       or (a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("dDmMfu"))
                       for a in args)
         return mentioned and changes
+    if (sub == "fetch" or (sub == "push" and "." in args)) and any(
+            ":" in a and a.rsplit(":", 1)[1].lstrip("+") in names for a in args):
+        # `git fetch . X:meridian/state`, `git push . X:meridian/state`: the local branch
+        # itself is the destination
+        return True
     if sub == "push":
         forced = any(a in _FORCE or a.startswith(("--force-with-lease", "--force-if"))
                      or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
@@ -2170,8 +2301,29 @@ def _meridian_guarded(args: list[str]) -> str | None:
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 # Runners whose ``run`` subcommand runs the rest as a command (``uv run meridian ...``).
 RUNNERS = frozenset({"uv", "pipx", "poetry", "pdm", "hatch", "rye", "pixi", "conda"})
+PACKAGE_RUNNERS = frozenset({"npx", "pnpx", "bunx", "uvx"})
+# Options of those runners that take a value (`npx -p PKG`, `uvx --from PKG`, `uv run --with`)
+RUNNER_VALUES = frozenset({"-p", "--package", "--from", "--with", "--python", "-n", "--name",
+                           "--spec", "-c", "--call", "--env", "-e", "--project", "--extra",
+                           "--group", "--index", "--env-file"})
 XARGS_VALUED = frozenset({"-I", "-i", "-n", "-L", "-l", "-P", "-d", "-E", "-e", "-s", "-a",
                           "--arg-file", "--delimiter", "--max-args", "--max-procs"})
+
+
+# tar's options whose value is a command line it runs through the shell
+TAR_COMMANDS = ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
+                "--info-script", "--new-volume-script", "-F")
+
+
+def _tar_command(args: list[str]) -> str | None:
+    """``tar -xf x.tar --to-command=CMD`` (and its other command options): the shell
+    command line tar runs."""
+    for index, arg in enumerate(args):
+        for option in TAR_COMMANDS:
+            if arg.startswith(option + "=") or (arg == option and index + 1 < len(args)):
+                value = arg.split("=", 1)[1] if arg != option else args[index + 1]
+                return value.removeprefix("exec=")
+    return None
 
 
 def _nested_command(words: list[str]) -> str | None:
@@ -2205,6 +2357,8 @@ def _nested_command(words: list[str]) -> str | None:
         while index < len(args) and args[index].startswith("-"):
             index += 2 if args[index] in XARGS_VALUED else 1
         return shlex.join(args[index:]) if args[index:] else None
+    if name in ("tar", "bsdtar", "gtar"):
+        return _tar_command(args)
     if name == "find":
         for index, arg in enumerate(args):
             if arg in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -2260,6 +2414,7 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
     allexport = False
     home_moved = ""  # `export HOME=...`: a later git reads another ~/.gitconfig
     aliases: dict[str, str] = {}
+    variables = {"HOME": str(Path.home())}
     for tokens in commands:
         if tokens is SUBSHELL_OPEN or tokens is SUBSHELL_CLOSE:
             continue
@@ -2288,7 +2443,20 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
                 continue
             home_moved = home_moved or next((w for w in assignments
                                              if w.startswith(("HOME=", "XDG_CONFIG_HOME="))), "")
+        raw = [_expand(w, variables) for w in raw]
+        for w in assignments:
+            key, _, value = w.partition("=")
+            if _knowable(value):
+                variables[key] = value
+            else:
+                variables.pop(key, None)
         words = _strip_prefix(raw)
+        if words and "$" in words[0] and any(
+                _is_no_verify(a) or "hookspath" in a.lower() for a in words[1:]):
+            # `$G commit --no-verify`, `$(echo git) -c core.hooksPath=...`: a command the
+            # hook cannot read, with git's hook-skipping words
+            found.append((" ".join(words), "skip-hooks"))
+            continue
         if not words:
             if any(w.startswith("GIT_CONFIG") for w in assignments) or (allexport and any(
                     _GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_"))
@@ -2304,6 +2472,9 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
             continue
         name = os.path.basename(words[0])
         nested = _nested_command(words)
+        if nested is None:  # code fed to a shell: `bash <<<CMD`, `echo CMD | sh`
+            nested = _inline_script(name, words[1:], _stdin_file(list(tokens)),
+                                    getattr(tokens, "feed", None))
         if nested is not None:
             # A wrapper runs another command line: judge that one (a few levels deep).
             if _depth < 4:
