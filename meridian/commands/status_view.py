@@ -75,6 +75,12 @@ def _checksum(body: dict[str, Any]) -> str:
                           .encode()).hexdigest()
 
 
+def evidence_path(common: Path, branch: str) -> Path:
+    """The pending tamper evidence ``verify.evidence_path`` names, found without importing
+    the ledger (a test holds the two to the same file)."""
+    return common / "meridian" / f"tamper-{branch.replace('/', '__')}.jsonl"
+
+
 def view_path(common: Path, root: Path) -> Path:
     tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return common / "meridian" / f"{VIEW_NAME}-{tag}.json"
@@ -93,7 +99,7 @@ def view_key(root: Path, gitdir: Path, common: Path, facts: dict[str, Any]) -> d
         "features": _file_digest(root / facts["features_path"]),
         "tip": read_ref(common, f"refs/heads/{branch}"),
         "remote_tip": read_ref(common, f"refs/remotes/{remote}/{branch}"),
-        "evidence": _file_digest(common / "meridian" / f"tamper-{branch.replace('/', '__')}.jsonl"),
+        "evidence": _file_digest(evidence_path(common, branch)),
         "environment": sorted([k, v] for k, v in os.environ.items() if k.startswith("GIT_")),
     }
 

@@ -236,3 +236,15 @@ def test_a_view_path_that_cannot_be_removed_never_fails_status(
     shown = cli("status")
     assert shown.code == 0 and shown.err == "", shown
     assert "passed" in shown.out
+
+
+def test_the_view_keys_the_same_tamper_evidence_file_verify_writes(project: Path) -> None:
+    # If verify's file name drifted from the view's, pending evidence would stop
+    # invalidating the view: status would answer from a cache over a tampered branch.
+    from meridian import gitio
+    from meridian.ledger import Ledger
+    from meridian.verify import evidence_path
+
+    ledger = Ledger.open(project)
+    common = gitio.common_dir(ledger.repo)
+    assert status_view.evidence_path(common, ledger.branch) == evidence_path(ledger)
