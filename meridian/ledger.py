@@ -286,11 +286,20 @@ class Ledger:
                 os.truncate(self._local_name("unpacked"), 0)
             except FileNotFoundError:
                 pass
-            return self._pack_locked()
+            # A packer leaves this marker only by dying (or failing) between its first
+            # write and its state file: its pack may hold objects whose loose copies it
+            # never deleted, which the next pack skips (they are packed), so the next
+            # packer sweeps every packed loose object instead of its own pack's.
+            running = self._local_name("pack", ".running")
+            died = running.exists()
+            running.touch()
+            name = self._pack_locked(sweep=died)
+            running.unlink()
+            return name
         finally:
             os.close(fd)  # releases the lock (so does the process's death)
 
-    def _pack_locked(self) -> str | None:
+    def _pack_locked(self, *, sweep: bool) -> str | None:
         tip = self.tip()
         if tip is None:
             return None
@@ -305,6 +314,8 @@ class Ledger:
         if since is None:
             since = self._first_parent_ancestor(tip, FIRST_PACK_DEPTH)
         if since == tip:
+            if sweep:
+                gitio.prune_packed(self.repo)
             return None
         name = gitio.pack_new_objects(self.repo, tip, since)
         if not levels:
@@ -316,7 +327,7 @@ class Ledger:
         # the index cannot be read, `git prune-packed` sweeps every loose object any pack
         # holds, so the copies a packer killed before this point left go too.
         packed_ids = gitio.pack_object_ids(self.repo, name) if name is not None else []
-        if packed_ids is None or len(levels[0]) >= PACKS_PER_LEVEL:
+        if sweep or packed_ids is None or len(levels[0]) >= PACKS_PER_LEVEL:
             gitio.prune_packed(self.repo)
         else:
             gitio.prune_loose(self.repo, packed_ids)

@@ -247,3 +247,34 @@ def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
     assert _loose_objects(repo) == 1
     assert [r.data["n"] for r in ledger.records()] == list(range(16))
     _assert_intact(repo)
+
+
+@pytest.mark.parametrize("killed_after", ["pack written", "half the loose copies deleted"])
+def test_a_packer_killed_after_writing_its_pack_leaves_no_reachable_loose_object(
+        repo: Path, killed_after: str) -> None:
+    """A packer killed between writing its pack and recording it leaves loose copies of
+    objects a pack holds; the next packer packs around them (they are packed already), so
+    without knowing a packer died it would delete only its own pack's copies and leave
+    these loose until a level merge. It knows: the marker a dead packer leaves."""
+    ledger = Ledger.open(repo)
+    for n in range(10):
+        ledger.emit("test.append", {"n": n})
+    from meridian import gitio
+
+    # what the killed packer did: its in-progress marker, then its pack, then maybe part
+    # of its pruning, then death (no state file, no marker removal)
+    ledger._local_name("pack", ".running").touch()
+    name = gitio.pack_new_objects(ledger.repo, ledger.tip(), None)
+    assert name is not None
+    if killed_after != "pack written":
+        ids = gitio.pack_object_ids(ledger.repo, name) or []
+        gitio.prune_loose(ledger.repo, ids[: len(ids) // 2])
+    ledger.emit("test.append", {"after": "kill"})
+    assert ledger.pack() is not None
+    reachable = {line.split()[0] for line in
+                 git(repo, "rev-list", "--objects", "meridian/state").splitlines()}
+    objects = repo / ".git" / "objects"
+    loose = {d.name + f.name for d in objects.iterdir() if len(d.name) == 2 for f in d.iterdir()}
+    assert not reachable & loose
+    assert not ledger._local_name("pack", ".running").exists()
+    _assert_intact(repo)

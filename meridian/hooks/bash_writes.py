@@ -2130,9 +2130,9 @@ def _expand_words(path: str, cwd: Path, here: str | None, made: list[str]) -> li
         matches = sorted(glob.glob(word, root_dir=cwd / here))[:256]
         where = word if os.path.isabs(word) else os.path.join(here, word)
         for folder in made:
-            path = _glob_made(where, folder)
-            if path is not None:
-                matches.append(path if os.path.isabs(word) else os.path.relpath(path, here))
+            found = _glob_made(where, folder)
+            if found is not None:
+                matches.append(found if os.path.isabs(word) else os.path.relpath(found, here))
         out += list(dict.fromkeys(matches)) or [word]
     return out
 
