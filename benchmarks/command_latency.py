@@ -13,8 +13,10 @@ time:
 - status            `meridian status` in a project of its own (no PreToolUse deny
                     appends events there), so nothing it shows changed since the last
                     run: answered from its view (``commands/status_view.py``)
-- status, new event the same right after one more event is appended (untimed): the
-                    view's key no longer matches and the status is derived in full
+- status, new event the same right after one more event (a session episode) is
+                    appended (untimed): the view is caught up over the new commit
+                    (``commands/status_catchup.py``)
+- status, new block the same after a ``gate.blocked`` of gate core (a count it shows)
 - why               `meridian why core` (the gate's story: its events in ledger order)
 - owners            `meridian owners src/module.py docs/guide.md`
 - python floor      the same interpreter running `pass` (start-up alone)
@@ -79,7 +81,7 @@ def status(root: Path) -> _bench.Contender:
     return command(root, "status")
 
 
-def status_after_event(root: Path) -> _bench.Contender:
+def status_after_event(root: Path, block: bool = False) -> _bench.Contender:
     from meridian.ledger import Ledger
 
     ledger = Ledger.open(root)
@@ -87,7 +89,12 @@ def status_after_event(root: Path) -> _bench.Contender:
 
     def new_event() -> None:
         count[0] += 1
-        ledger.emit("session.started", {"session": f"bench-{count[0]}", "source": "claude"})
+        if block:
+            ledger.emit("gate.blocked", {"gate": "core", "source": "claude",
+                                         "reason": f"bench {count[0]}"})
+        else:
+            ledger.emit("session.started", {"session": f"bench-{count[0]}",
+                                            "source": "claude"})
 
     return _bench.Contender(command(root, "status").run, setup=new_event)
 
@@ -121,6 +128,8 @@ def main() -> int:
             contenders[f"status @{size:,}"] = status(alone)
             contenders[f"status, new event @{size:,}"] = status_after_event(
                 _bench.make_project(Path(tmp) / f"e{size}", size))
+            contenders[f"status, new block @{size:,}"] = status_after_event(
+                _bench.make_project(Path(tmp) / f"b{size}", size), block=True)
             contenders[f"why @{size:,}"] = command(root, "why", "core")
             # docs/guide.md belongs to the locked gate docs: refused, exit 2
             contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
@@ -134,8 +143,8 @@ def main() -> int:
                 ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
         largest = max(sizes)
         ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
-        ok &= _judge(f"status, new event @{largest:,}",
-                     timings[f"status, new event @{largest:,}"], 200.0)
+        for name in ("status, new event", "status, new block"):
+            ok &= _judge(f"{name} @{largest:,}", timings[f"{name} @{largest:,}"], 200.0)
     return 0 if ok else 1
 
 

@@ -98,17 +98,11 @@ def remote_state(project: Any) -> dict[str, Any] | None:
     local = ledger.tip()
     if tracking is None or local is None:
         return None
+    from meridian.commands.status_catchup import remote_note
+
     behind = sum(1 for _ in gitio.walk(project.repo, tracking, hide=[local]))
     ahead = sum(1 for _ in gitio.walk(project.repo, local, hide=[tracking]))
-    hint = None
-    if behind:
-        hint = (f"{remote}/{ledger.branch} has {behind} state commit(s) this clone lacks (as of "
-                f"the last fetch), so gates may be further along than shown: run `meridian sync`")
-    elif ahead:
-        hint = (f"this clone has {ahead} state commit(s) {remote} lacks: `meridian sync` "
-                "shares them")
-    return {"remote": remote, "ref": f"{remote}/{ledger.branch}", "behind": behind,
-            "ahead": ahead, "hint": hint}
+    return remote_note(remote, ledger.branch, behind, ahead)
 
 
 def run(args: argparse.Namespace) -> int:

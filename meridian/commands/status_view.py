@@ -17,6 +17,13 @@ as the Claude hook's view, ``meridian.hooks.claude_view``):
 - the work tree, the git directories and the ``GIT_*`` environment (a view is never used
   with a variable set that tells git where the repository is, ``GIT_DIR`` and the like).
 
+A view whose key differs from now in the state and remote tips alone is caught up
+(``status_catchup``): the commits since its tip are read with git itself, and when they
+only append well-formed events that change nothing it shows but block counts (episodes,
+blocks, runs, memory), its document is brought to the new tip, its remote counts counted
+again, and it is rewritten; anything else (a state event, a harness change, an edit, a
+rewrite) is derived in full.
+
 What a view never holds: a pass. Whether a passed gate is still passed depends on the
 work tree (its artifacts, hashed) and on its pass being backed by its verdict
 (``gates.snapshot.vouch``); neither is in the key. So the full path writes no view when
@@ -126,7 +133,9 @@ def shows_a_pass(document: dict[str, Any]) -> bool:
 
 
 def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
-    """The stored view's body when it is intact and its key matches now; else None."""
+    """The stored view's body when it is intact and its key matches now, or it can be
+    caught up to now (``status_catchup``: only the tips moved, over commits that change
+    nothing it shows but counts); else None."""
     from meridian.userfiles import read_bounded
 
     try:
@@ -136,18 +145,49 @@ def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
             return None
         if body["key"]["root"] != str(root) or body["key"]["tip"] is None:
             return None
-        if view_key(root, gitdir, common, body["facts"]) != body["key"]:
+        if not _shows_only_what_it_may(body):
             return None
-        if body["key"]["evidence"] is not None or shows_a_pass(body["document"]):
-            return None
-        if not (isinstance(body["text"], list) and all(isinstance(t, str) for t in body["text"])
-                and isinstance(body["document"], dict)):
-            return None
-        if not text_matches(body["document"], body["text"]):
-            return None
+        key = view_key(root, gitdir, common, body["facts"])
+        if key != body["key"]:
+            return _caught_up(root, gitdir, common, body, key)
     except Exception:  # noqa: BLE001 - absent, not a regular file, torn, malformed: derive
         return None
     return body
+
+
+def _shows_only_what_it_may(body: dict[str, Any]) -> bool:
+    """No evidence pending when it was written, no pass, lines that are its document's."""
+    if body["key"]["evidence"] is not None or shows_a_pass(body["document"]):
+        return False
+    if not (isinstance(body["text"], list) and all(isinstance(t, str) for t in body["text"])
+            and isinstance(body["document"], dict)):
+        return False
+    return text_matches(body["document"], body["text"])
+
+
+def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
+               key: dict[str, Any]) -> dict[str, Any] | None:
+    """The view brought to ``key`` when only the state and remote tips moved and the
+    commits since change nothing it shows but counts (``status_catchup``); kept for the
+    next run when the key is still the same afterwards."""
+    moved = ("tip", "remote_tip")
+    if key["tip"] is None or key["evidence"] is not None or {
+            k: v for k, v in key.items() if k not in moved} != {
+            k: v for k, v in body["key"].items() if k not in moved}:
+        return None
+    from meridian.commands.status_catchup import caught_up
+
+    document = caught_up(common, body, key)
+    if document is None:
+        return None
+    text = body["text"]
+    text = text[:len(text) - len(_tail(body["document"]))] + _tail(document)
+    fresh = {**body, "key": key, "document": document, "text": text}
+    if not _shows_only_what_it_may(fresh):
+        return None
+    if view_key(root, gitdir, common, body["facts"]) == key:
+        _write(common, root, fresh)
+    return fresh
 
 
 def _table(gates: list[dict[str, Any]]) -> list[str]:
@@ -201,7 +241,12 @@ def text_matches(document: dict[str, Any], text: list[str]) -> bool:
     if text[:len(head)] != head or len(identity) != len(who) or not all(
             line.startswith(f"  {gate}: verdict by ") for gate, line in zip(who, identity)):
         return False
-    tail = [_summary(gates)]
+    return text[len(head) + len(who):] == _tail(document)
+
+
+def _tail(document: dict[str, Any]) -> list[str]:
+    """The lines after the table and the identities: summary, remote note, harness changes."""
+    tail = [_summary(document["gates"])]
     remote = document["remote"]
     if remote is not None and remote["hint"]:
         tail.append(f"note: {remote['hint']}")
@@ -209,7 +254,7 @@ def text_matches(document: dict[str, Any], text: list[str]) -> bool:
     if changes:
         tail.append("harness changes, latest first (meridian log --kind harness.changed):")
         tail.extend(f"  {_harness_line(change)}" for change in changes)
-    return text[len(head) + len(who):] == tail
+    return tail
 
 
 def strict_problems(document: dict[str, Any]) -> list[str]:
@@ -272,7 +317,10 @@ def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[st
     after = key_now(facts)
     if after is None or after[3] != key:
         return
-    body = {"key": key, "facts": facts, "document": document, "text": text}
+    _write(common, root, {"key": key, "facts": facts, "document": document, "text": text})
+
+
+def _write(common: Path, root: Path, body: dict[str, Any]) -> None:
     target = view_path(common, root)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:

@@ -248,3 +248,161 @@ def test_the_view_keys_the_same_tamper_evidence_file_verify_writes(project: Path
     ledger = Ledger.open(project)
     common = gitio.common_dir(ledger.repo)
     assert status_view.evidence_path(common, ledger.branch) == evidence_path(ledger)
+
+
+# --- a view caught up over new state commits (``commands/status_catchup.py``) -------------
+
+
+def _light_status(root: Path) -> tuple[Proc, list[str]]:
+    """``meridian status --json`` in a process of its own, with the heavy modules it loaded."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "meridian", "status",
+                           "--json"], cwd=root, capture_output=True, text=True, check=False)
+    modules = {line.rsplit("|", 1)[-1].strip().split(".")[0]
+               for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    err = "".join(line + "\n" for line in proc.stderr.splitlines()
+                  if not line.startswith("import time:"))
+    return Proc(proc.returncode, proc.stdout, err), sorted(modules.intersection(HEAVY))
+
+
+def test_a_view_is_caught_up_over_events_that_change_nothing_it_shows(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """Episodes, runs' and memory's events, blocks of a gate or of files: the next status
+    answers from the view brought to the new tip (no heavy import), exactly as a fresh
+    derivation does, blocks counted; and rewrites it for the run after."""
+    from meridian.ledger import Ledger
+
+    assert cli("gate", "start", "spec").code == 0
+    assert cli("status").code == 0
+    [view] = _views(project)
+    ledger = Ledger.open(project)
+    ledger.emit("session.started", {"session": "s1", "source": "claude"})
+    ledger.emit("gate.blocked", {"gate": "spec", "source": "claude", "reason": "locked"})
+    ledger.emit("gate.blocked", {"gate": "impl", "source": "claude", "reason": "locked"})
+    ledger.emit("gate.blocked", {"source": "pre-commit", "reason": "x", "files": ["src/a.py"]})
+    ledger.emit("gate.blocked", {"gate": "nosuchgate", "source": "claude", "reason": "x"})
+    shown, heavy = _light_status(project)
+    assert heavy == [], heavy
+    document = json.loads(shown.out)
+    assert [g["blocks"] for g in document["gates"]] == [1, 1, 0]
+    tip = json.loads(view.read_text())["body"]["key"]["tip"]
+    assert tip == str(ledger.tip())  # rewritten at the new tip
+    _same(_both(cli), (_fresh(cli), cli("status", "--json")))
+    assert json.loads(shown.out) == json.loads(cli("status", "--json").out)
+
+
+@pytest.mark.parametrize("change", [
+    "consistent forged pass", "pass without verdict", "gate started", "harness change", "corrupt line", "edited shard",
+    "non-shard file", "deleted shard", "rewound", "rewritten", "replayed block",
+    "replayed start", "grafts"])
+def test_what_a_catch_up_cannot_show_is_derived_in_full(
+        project: Path, cli: Callable[..., Proc], change: str) -> None:
+    """Commits since the view that change what it shows, or that are not plain appends of
+    well-formed lines on a chain from its tip: the answer is a fresh derivation's (a
+    forged pass shown forged, a corrupt line the full path's error), never the view's."""
+    from meridian.ledger import Ledger
+    from meridian.records import now_ts
+    from tests.adversarial.conftest import git, run_git
+    from tests.adversarial.integrity_support import event_line, forge_pass, plumb_commit, shard_of
+
+    assert cli("gate", "start", "spec").code == 0
+    assert cli("status").code == 0
+    ledger = Ledger.open(project)
+    view_tip = str(ledger.tip())
+    shard = shard_of(now_ts())
+    before = git(project, "cat-file", "blob", f"{view_tip}:{shard}")
+    if change == "consistent forged pass":
+        forge_pass(project, "spec")  # only `meridian ci` tells it from a real one
+    elif change == "pass without verdict":
+        plumb_commit(project, {shard: (event_line("gate.passed", {
+            "gate": "spec", "verdict": "verdicts/spec/x.json", "overall": 9.5,
+            "threshold": 7.0, "evaluator": "heuristic", "subject": "0" * 40})[1] + "\n")
+            .encode()}, "pass")
+    elif change == "gate started":
+        plumb_commit(project, {shard: (event_line("gate.started", {"gate": "impl"})[1] + "\n")
+                               .encode()}, "start")
+    elif change == "harness change":
+        plumb_commit(project, {shard: (event_line("harness.changed", {
+            "changes": [".meridian/gates.yaml modified"], "commit": "0" * 40,
+            "weakening": True})[1] + "\n").encode()}, "harness")
+    elif change == "corrupt line":
+        plumb_commit(project, {shard: b'{"id":"x","ts":"t","kind":"memory.note","writer":"w"}\n'},
+                     "corrupt")
+    elif change in ("edited shard", "deleted shard", "non-shard file"):
+        ledger.emit("session.started", {"session": "s1", "source": "claude"})
+        index = project / ".git" / "forger-index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        tip = str(ledger.tip())
+        run_git(project, "read-tree", tip, env=env)
+        if change == "edited shard":
+            edited = before.replace('"in_progress"', '"x"').replace("spec", "spek", 1)
+            blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=project,
+                                  input=edited.encode(), capture_output=True,
+                                  check=True).stdout.decode().strip()
+            run_git(project, "update-index", "--cacheinfo", f"100644,{blob},{shard}", env=env)
+        elif change == "deleted shard":
+            run_git(project, "update-index", "--force-remove", shard, env=env)
+        else:
+            blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=project,
+                                  input=event_line("gate.started", {"gate": "impl"})[1].encode(),
+                                  capture_output=True, check=True).stdout.decode().strip()
+            run_git(project, "update-index", "--add", "--cacheinfo",
+                    f"100644,{blob},{shard.replace('0000.jsonl', 'extra.jsonl')}", env=env)
+        tree = run_git(project, "write-tree", env=env).out.strip()
+        commit = run_git(project, "commit-tree", tree, "-p", tip, "-m", "edit").out.strip()
+        git(project, "update-ref", "refs/heads/meridian/state", commit)
+    elif change == "rewound":
+        # The branch put back before the view's tip: what it shows is gone.
+        git(project, "update-ref", "refs/heads/meridian/state", f"{view_tip}~1")
+    elif change == "rewritten":
+        # A sibling history: the view's tip is not an ancestor of the new tip, though the
+        # new commit only appends a block to its own parent.
+        git(project, "update-ref", "refs/heads/meridian/state", f"{view_tip}~1")
+        plumb_commit(project, {shard: (event_line("gate.blocked", {
+            "gate": "spec", "source": "claude", "reason": "x"})[1] + "\n").encode()}, "block")
+    elif change == "replayed block":
+        ledger.emit("gate.blocked", {"gate": "spec", "source": "claude", "reason": "locked"})
+        line = git(project, "cat-file", "blob", f"meridian/state:{shard}").splitlines()[-1]
+        plumb_commit(project, {shard: (line + "\n").encode()}, "replay")
+    elif change == "replayed start":
+        line = [x for x in before.splitlines() if '"gate.started"' in x][-1]
+        plumb_commit(project, {shard: (line + "\n").encode()}, "replay")
+    else:
+        ledger.emit("session.started", {"session": "s1", "source": "claude"})
+        tip = str(ledger.tip())
+        (project / ".git" / "info").mkdir(exist_ok=True)
+        (project / ".git" / "info" / "grafts").write_text(f"{tip}\n")
+    shown = (cli("status"), cli("status", "--json"))
+    fresh = (_fresh(cli), cli("status", "--json"))
+    if change == "corrupt line":  # an error, no document
+        assert [(p.code, p.out, p.err) for p in shown] == [(p.code, p.out, p.err) for p in fresh]
+    else:
+        _same(shown, fresh)
+    if change == "consistent forged pass":
+        assert "passed" in shown[0].out
+    if change == "pass without verdict":
+        assert "forged or inconsistent" in shown[0].out
+    if change == "corrupt line":
+        assert shown[0].code == 2 and "corrupt record" in shown[0].err, shown
+    # the same again, from whatever the first of those runs kept
+    assert (cli("status").out, cli("status").code) == (shown[0].out, shown[0].code)
+
+
+def test_a_caught_up_view_counts_the_remote_again(
+        project: Path, remote: Path, cli: Callable[..., Proc]) -> None:
+    from meridian.ledger import Ledger
+    from tests.adversarial.conftest import git
+
+    git(project, "push", "-q", "origin", "meridian/state")
+    git(project, "fetch", "-q", "origin")
+    assert cli("gate", "start", "spec").code == 0
+    assert "note: this clone has" in cli("status").out
+    ahead = json.loads(cli("status", "--json").out)["remote"]["ahead"]
+    Ledger.open(project).emit("session.started", {"session": "s1", "source": "claude"})
+    shown, heavy = _light_status(project)
+    assert heavy == []
+    assert json.loads(shown.out)["remote"]["ahead"] == ahead + 1
+    git(project, "push", "-q", "origin", "meridian/state")
+    git(project, "fetch", "-q", "origin")
+    shown, heavy = _light_status(project)
+    assert heavy == [] and json.loads(shown.out)["remote"]["hint"] is None
+    _same(_both(cli), (_fresh(cli), cli("status", "--json")))
