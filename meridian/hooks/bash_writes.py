@@ -49,8 +49,11 @@ the shell expands it and is left out, as are relative targets after a ``cd`` who
 directory cannot be told, and anything that fails to tokenize: a command Meridian
 cannot read is allowed, not guessed at. A caller that must not allow what it cannot read
 (the harness protection) passes ``unresolved``: it receives those targets as written,
-and the whole command text when an interpreter runs inline code (``python -c``,
-``python - <<EOF``, ``node -e``), whose writes cannot be told at all.
+and the command text when an interpreter runs inline code (``python -c``, ``python -
+<<EOF``, ``node -e``) or ``xargs`` runs what its input names, whose writes cannot be
+told at all: every word that code may be given, which leaves out the files a command
+only reads and passes no name of (``cat api/app.py | python -c CODE`` gives CODE what
+the file holds, not its name; ``_code_visible_text``).
 """
 
 from __future__ import annotations
@@ -1886,6 +1889,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     state.plain = not re.search(r"\w\s*\(\s*\)|\bfunction\s|\balias\s|\bPATH=|\benable\s",
                                 command)
     outer: list[_ShellState] = []  # the state each enclosing subshell started with
+    judged: str | None = None  # the text inline code is judged by (_code_visible_text)
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(state.copy())
@@ -1916,12 +1920,105 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if unresolved is not None and (
                 _inline_code(os.path.basename(name), command_words[1:])
                 or os.path.basename(name) == "xargs"):
-            unresolved.append(command)  # what runs comes from elsewhere in the command
+            # what runs comes from elsewhere in the command: judged by the words it may be
+            # given (the files a command only reads and passes no name of are none)
+            judged = judged if judged is not None else _code_visible_text(commands, command)
+            unresolved.append(judged)
         for path in targets:
             for one in _expand_words(path, cwd, here, state.made):
                 _add_target(one, here, command, found, unresolved)
         state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
     return found
+
+
+# Commands that read their file operands and print what is in them, never their names:
+# name -> the options that take a value. head and tail print a name above each file when
+# given more than one (unless -q), or with -v.
+CONTENT_READERS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("cat", "zcat", "bzcat", "xzcat"), frozenset()),
+    "tac": frozenset({"-s", "--separator"}), "base64": frozenset({"-w", "--wrap"}),
+    "nl": frozenset({"-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"}),
+    **dict.fromkeys(("head", "tail"), frozenset({"-n", "-c", "--lines", "--bytes", "--pid",
+                                                  "-s", "--sleep-interval"})),
+}
+# Commands that only read (their words are never a file they write and they run no
+# command), whose output may hold the names they were given (`grep -r x api/`, `wc -l
+# F`, `git diff F`): their words pass on no name when the output goes to the terminal
+NAME_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "wc", "ls", "stat", "file",
+                          "du", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+                          "b2sum", "cksum", "tree"})
+_READING_GIT = frozenset({"diff", "log", "show", "status", "blame", "grep", "ls-files",
+                          "ls-tree", "shortlog", "cat-file"})
+
+
+def _passes_names(tokens: list[str], piped: bool) -> list[str]:
+    """The words of one simple command that may reach code run elsewhere in the command
+    line: all of them, but the file operands of a ``CONTENT_READERS`` command (it passes
+    their contents on, never their names) and, when its output goes to the terminal
+    (not piped on, not redirected, not in a subshell or substitution: ``piped``), every
+    word of a command that only reads (``NAME_READERS``, ``git diff|log|show|...``)."""
+    words, redirected = _split_redirections(tokens)
+    if not words:
+        return tokens
+    if any("$" in w or "`" in w for w in words):
+        return tokens  # an expansion: what runs, or what it is given, is not read here
+    command = _strip_prefix(words)
+    if not command or command != words[len(words) - len(command):]:
+        return tokens
+    name, args = os.path.basename(command[0]), command[1:]
+    if name not in CONTENT_READERS and (len(command) < len(words) or any(
+            target not in NOT_FILES for target in redirected)):
+        # a prefix (`GIT_PAGER=CMD git log`), or a file the output goes to, which may be
+        # read back: kept (`sudo cat F` only reads F)
+        return tokens
+    drop: list[str] = []
+    if name in CONTENT_READERS:
+        operands = _operands(args, CONTENT_READERS[name])
+        headers = name in ("head", "tail") and (
+            any(a in ("-v", "--verbose") for a in args)
+            or (len(operands) > 1 and not any(a in ("-q", "--quiet", "--silent")
+                                              for a in args)))
+        if not headers:
+            drop = operands
+    elif name == "git" and args[:1] in (["show"], ["cat-file"]):
+        # `git show REV:PATH`, `git cat-file -p REV:PATH`: what the blob holds
+        drop = [a for a in args[1:] if ":" in a and not a.startswith("-")]
+    elif not piped and (name in NAME_READERS or (
+            name == "git" and args[:1] and args[0] in _READING_GIT)) and not any(
+                a.startswith(("--output", "--ext-diff", "--textconv", "-o", "--pre"))
+                for a in args):
+        drop = args
+    if not drop:
+        return tokens
+    kept = list(tokens)
+    for word in drop:
+        position = len(kept) - 1 - kept[::-1].index(word) if word in kept[1:] else -1
+        if position > 0:
+            del kept[position]
+    return kept
+
+
+def _code_visible_text(commands: list[list[str]], command: str) -> str:
+    """``command`` as code run inline in it (``python -c``, ``node -e``, ``xargs``) is
+    judged when the hook cannot read that code: the words it may be given, with heredoc
+    bodies (``_passes_names``: a locked file only read by ``cat`` is no name given to
+    ``python -c``). ``command`` itself when no word is left out."""
+    piped = {id(w.feed[1]) for w in commands
+             if isinstance(w, Words) and w.feed is not None and w.feed[0] == "pipe"}
+    parts: list[str] = []
+    depth = 0
+    dropped = False
+    for tokens in commands:
+        if tokens is SUBSHELL_OPEN or tokens is SUBSHELL_CLOSE:
+            depth += 1 if tokens is SUBSHELL_OPEN else -1
+            continue
+        kept = _passes_names(tokens, piped=depth > 0 or id(tokens) in piped)
+        dropped = dropped or len(kept) != len(tokens)
+        parts.append(shlex.join(kept))
+        feed = getattr(tokens, "feed", None)
+        if feed is not None and feed[0] == "text" and isinstance(feed[1], str):
+            parts.append(feed[1])
+    return "\n".join(parts) if dropped else command
 
 
 def _add_target(path: str, here: str | None, command: str, found: list[str],

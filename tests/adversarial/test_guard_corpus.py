@@ -409,6 +409,26 @@ LOCKED_BASH = [
     "git rebase -x 'echo x > api/app.py' HEAD~1",
     "watch -n1 'echo x > api/app.py'",
     "strace -o api/app.py true", "strace -f cp /etc/hosts api/app.py",
+    # (h12b) code run inline beside a command that only reads a locked file: the code's
+    # own words, a name passed to it (echo, ls, head of two files, git diff --name-only,
+    # an exported variable) and every write target still count
+    "cat api/app.py | python3 -c \"open('api/app.py', 'w').write('x')\"",
+    "echo api/app.py | python3 -c 'import sys; open(sys.stdin.read().strip(), \"w\")'",
+    "cat README.md | python3 -c 'import sys; open(sys.argv[1], \"w\")' api/app.py",
+    "python3 -c 'import os; open(os.readlink(\"/proc/self/fd/0\"), \"w\")' < api/app.py",
+    "cat api/app.py | python3 -c 'import sys; print(sys.stdin.read())' > api/app.py",
+    "head schema/a.py api/app.py | python3 -c 'import sys; print(sys.stdin.read())'",
+    "ls api/ | python3 -c 'import sys; [open(\"api/\" + f.strip(), \"w\") for f in sys.stdin]'",
+    "git diff --name-only api/ | python3 -c 'import sys; [open(f.strip(), \"w\") for f in sys.stdin]'",
+    "wc -l api/app.py | python3 -c 'import sys; open(sys.stdin.read().split()[1], \"w\")'",
+    "git diff api/ > /tmp/names.txt; python3 -c 'print(open(\"/tmp/names.txt\").read())'",
+    "export F=api/app.py; cat README.md | python3 -c 'import os; open(os.environ[\"F\"], \"w\")'",
+    "cat api/app.py | python3 - <<'PY'\nopen('api/app.py', 'w')\nPY",
+    "cat api/app.py | node -e \"require('fs').writeFileSync('api/app.py', 'x')\"",
+    "cat -- api/app.py | perl -e 'open(F, \">api/app.py\")'",
+    "cat api/app.py | tee api/app.py",
+    "cat api/app.py | python3 -c 'print(1)'; sed -i s/1/2/ api/app.py",
+    "GIT_EXTERNAL_DIFF=./d.sh git diff api/ && python3 -c 'print(1)'",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -455,6 +475,21 @@ ORDINARY_BASH = [
     "ln -sf ../schema/shapes.py build/shapes.py", "echo \"built at `date`\" > build/stamp.txt",
     "git commit -m \"`date`\"", "busybox ls", "exec 3<>schema/fifo", "git replace -l",
     "git rm schema/old.py", "mv schema/a.py schema/b.py", "rm -rf schema/sub",
+    # (h12b) reading a locked file or the harness and piping it to code run inline
+    "cat api/app.py | python3 -c 'import sys; print(len(sys.stdin.read()))'",
+    "cat .meridian/gates.yaml | python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin))'",
+    "cat .claude/settings.json | python3 -c 'import json, sys; print(json.load(sys.stdin))'",
+    "head -n 40 api/app.py | python3 -c 'import sys; print(sys.stdin.read().count(\"def \"))'",
+    "tail -q -n 5 api/app.py schema/a.py | python3 -c 'import sys; print(sys.stdin.read())'",
+    "git show HEAD:.meridian/gates.yaml | python3 -c 'import sys; print(sys.stdin.read())'",
+    "sudo cat api/app.py | node -e 'process.stdin.pipe(process.stdout)'",
+    "cat -n api/app.py > /tmp/numbered.txt; python3 -c 'print(1)'",
+    "(cat api/app.py) | python3 -c 'import sys; print(sys.stdin.read())'",
+    "python3 -c 'import sys; print(open(sys.argv[1]).read())' <(cat api/app.py)",
+    "cat api/app.py | python3 - <<'PY'\nimport sys\nprint(sys.stdin.read())\nPY",
+    "git diff api/ && python3 -c 'import sys; print(sys.version)'",
+    "grep -rn TODO api/; python3 -c 'print(1)'", "wc -l api/*.py; node -e 'console.log(1)'",
+    "cat api/app.py | xargs -n1 echo",
     # work-tree rewrites whose changes touch no locked file and no harness file
     "git merge docs-change", "git merge --ff-only docs-change", "git cherry-pick docs-change",
     "git reset --hard", "git reset --hard HEAD", "git reset --keep docs-change",
@@ -494,8 +529,8 @@ ORDINARY_BASH = [
     "x=$(( 1 + 2 )); echo $x > build/n.txt", "gzip -k build/log.txt",
     "echo 'print(1)' | python3", "xargs touch < lists/docs.txt",
     # review r12b: what the new readers must leave alone
-    "git commit -m \"$(cat <<'EOF'\nFix the api > schema ordering\n\nCo-Authored-By: Claude"
-    " <noreply@anthropic.com>\nEOF\n)\"",
+    ("git commit -m \"$(cat <<'EOF'\nFix the api > schema ordering\n\nCo-Authored-By: Claude"
+     " <noreply@anthropic.com>\nEOF\n)\""),
     "cd schema && npm ci && npm test", "python -m pytest -q 2>&1 | tail -20",
     "for f in *.py; do ruff check $f; done", "find . -name '*.pyc' -delete",
     "find . -name '*.log' -fprint /tmp/logs.txt", "cp -l schema/a.py /tmp/a.py",
@@ -678,6 +713,9 @@ WITH_FILES_BASH = [
     "git checkout -p",
     "GIT_WORK_TREE=api git checkout HEAD -- app.py",
     "git checkout HEAD -- :/api/app.py",  # pathspec magic: from the top of the work tree
+    # code run inline beside a read of a locked file: its own words still count (h12b)
+    "cat api/app.py | python3 -c \"open('api/app.py', 'w').write('x')\"",
+    "cat api/app.py | python3 -c 'import sys; sys.stdout.write(sys.stdin.read())' > api/app.py",
     "git restore ':(top)api'",
     "git stash",  # puts api/app.py back as HEAD has it
     "git stash push -u -m wip",  # and removes api/scratch.py
@@ -692,7 +730,11 @@ WITH_FILES_BASH = [
     "git update-index --assume-unchanged api/app.py",
 ]
 WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
-                    "git diff", "git clean -fd schema", "git clean -n", "git merge --help"]
+                    "git diff", "git clean -fd schema", "git clean -n", "git merge --help",
+                    # reading a locked file and piping it to code run inline (h12b)
+                    "cat api/app.py | python3 -c 'import sys; print(sys.stdin.read())'",
+                    "cat api/app.py | python3 -c 'import ast, sys; ast.parse(sys.stdin.read())'",
+                    "head -n 3 api/app.py | node -e 'process.stdin.pipe(process.stdout)'"]
 
 
 @pytest.fixture(scope="module")

@@ -156,3 +156,32 @@ def test_a_glob_is_expanded_against_the_files_there_now(tmp_path: Path) -> None:
     assert written_files("cp /tmp/x ap?/", tmp_path) == ["api/x"]
     assert written_files("mkdir docs && touch do?s/new.md", tmp_path) == ["docs/new.md"]
     assert written_files("touch zz?/x", tmp_path) == []  # matches nothing: as written
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    # a file only read by cat/head/tail/git show REV:PATH is no name given to the code
+    ("cat api/app.py | python3 -c 'import sys; print(sys.stdin.read())'", False),
+    ("head -n 5 api/app.py | node -e 'x'", False),
+    ("git show HEAD:api/app.py | python3 -c 'x'", False),
+    ("sudo cat api/app.py | python3 -c 'x'", False),
+    ("git diff api/ && python3 -c 'x'", False),  # the diff goes to the terminal
+    # the code's own words, a name passed on by a pipe, a file or a variable: named
+    ("cat api/app.py | python3 -c \"open('api/app.py', 'w')\"", True),
+    ("cat x | python3 -c 'CODE' api/app.py", True),
+    ("python3 -c 'CODE' < api/app.py", True),  # /proc/self/fd/0 names the file
+    ("echo api/app.py | python3 -c 'CODE'", True),
+    ("head api/app.py b.py | python3 -c 'CODE'", True),  # head prints each name
+    ("git diff --name-only api/ | python3 -c 'CODE'", True),
+    ("git diff api/ > /tmp/d; python3 -c 'CODE'", True),
+    ("GIT_EXTERNAL_DIFF=x git diff api/; python3 -c 'CODE'", True),
+    ("export F=api/app.py; cat x | python3 -c 'CODE'", True),
+    ("cat api/app.py | python3 - <<'PY'\nopen('api/app.py', 'w')\nPY", True),
+    ("cat $F api/app.py | python3 -c 'CODE'", True),  # an expansion: not read
+])
+def test_inline_code_is_judged_by_the_words_it_may_be_given(command: str, named: bool,
+                                                              tmp_path: Path) -> None:
+    unresolved: list[str] = []
+    written_files(command, tmp_path, unresolved=unresolved)
+    texts = [u for u in unresolved if not u.startswith("\0")]
+    assert texts, unresolved
+    assert any("api/app.py" in t or "api/" in t for t in texts) is named, texts
