@@ -154,8 +154,8 @@ def _ledger() -> Any:
 
 def _load_ref(ledger: Any, ref: str, *, for_compare: bool = False) -> tuple[Any, str]:
     """(Run, label): a run on the state branch, or an exported run file. ``for_compare``:
-    a run on the branch may come back as the lighter view compare reads
-    (``store.load_for_compare``)."""
+    either may come back as the lighter view compare reads (``runview.load``: checked
+    as the models check it)."""
     from pathlib import Path
 
     from meridian.evals import run as runfile
@@ -163,7 +163,12 @@ def _load_ref(ledger: Any, ref: str, *, for_compare: bool = False) -> tuple[Any,
 
     path = Path(ref)
     if _is_run_file(ref):
-        return runfile.loads(path.read_bytes(), ref), ref
+        data = runfile.read_file(path, ref)
+        if for_compare:
+            from meridian.evals import runview
+
+            return runview.load(data, ref), ref
+        return runfile.loads(data, ref), ref
     if ledger is None:
         ledger = _ledger()
     if for_compare:
@@ -602,6 +607,15 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from meridian.evals import nogc
+
+    # The collector stays off until both runs and their comparison are freed (they hold
+    # no cycles): turned back on while they live, its first pass walks all of them.
+    with nogc.paused():
+        return _compare_runs(args)
+
+
+def _compare_runs(args: argparse.Namespace) -> int:
     from meridian.evals import compare as cmp
 
     ledger = None if _is_run_file(args.a) and _is_run_file(args.b) else _ledger()

@@ -29,6 +29,7 @@ whose results changed.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -375,19 +376,55 @@ def export_bytes(run: Run) -> bytes:
     return dumps(run.portable())
 
 
+# A run file larger than this is refused before it is parsed (parsing takes about five
+# times its size in memory; a 10k-task run is ~13 MB): a huge file is one clear error,
+# not minutes of swapping. ``save_run`` refuses to write a larger one.
+MAX_RUN_BYTES = 512 * 1024 * 1024
+
+
+def too_large(size: int, source: str) -> RunFileError:
+    return RunFileError(f"{source}: {size:,} bytes; a run file is at most "
+                        f"{MAX_RUN_BYTES:,} bytes (512 MiB)")
+
+
+def read_file(path: Any, source: str) -> bytes:
+    """The bytes of the run file at ``path`` (a ``Path``), refused with one line when it
+    cannot be read or is larger than ``MAX_RUN_BYTES`` (checked before reading)."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_RUN_BYTES:
+                raise too_large(size, source)
+            data = handle.read(MAX_RUN_BYTES + 1)
+    except OSError as exc:
+        raise RunFileError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > MAX_RUN_BYTES:  # grew while it was read
+        raise too_large(len(data), source)
+    return data
+
+
 def loads(data: bytes | str, source: str) -> Run:
     """Parse a run file; RunFileError names ``source`` and the problem."""
     from meridian.evals import nogc
 
     with nogc.paused():
-        return _loads(data, source)
+        return validate(parse(data, source), source)
 
 
-def _loads(data: bytes | str, source: str) -> Run:
+def parse(data: bytes | str, source: str) -> Any:
+    """The JSON of a run file (``RunFileError`` for one too large, or not JSON)."""
+    if len(data) > MAX_RUN_BYTES:
+        raise too_large(len(data), source)
     try:
-        raw = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(data)
+    except RecursionError:
+        raise RunFileError(f"{source}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number
         raise RunFileError(f"{source}: not valid JSON ({exc})") from None
+
+
+def validate(raw: Any, source: str) -> Run:
+    """The ``Run`` of a parsed run file, validated in full and checked for consistency."""
     if not isinstance(raw, dict) or "results" not in raw:
         raise RunFileError(f"{source}: not a Meridian run file (no 'results')")
     if "version" not in raw:
@@ -396,7 +433,10 @@ def _loads(data: bytes | str, source: str) -> Run:
         run = Run.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
+        parts = [str(part) for part in first["loc"]]
+        if len(parts) > 16:  # a value nested hundreds deep: the line stays readable
+            parts = [*parts[:10], f"...({len(parts) - 12} more)", *parts[-2:]]
+        field = ".".join(parts)
         message = str(first["msg"]).removeprefix("Value error, ")
         raise RunFileError(f"{source}: {field + ': ' if field else ''}{message}") from None
     problem = inconsistency(run)

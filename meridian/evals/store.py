@@ -103,9 +103,9 @@ class RunIndexData(BaseModel):
     pass_rate: float | None = None
     cost_usd: float = 0.0
     figures: RunFigures | None = None  # absent on runs saved before it was recorded
-    # The git blob id of the document as save_run wrote it: compare reads a document
-    # that still hashes to it without validating every task (``runview``). Absent on
-    # runs saved before it was recorded (those are validated in full).
+    # The git blob id of the document as save_run wrote it (informational: compare
+    # checks every document it reads whoever wrote it, ``runview``). Absent on runs
+    # saved before it was recorded.
     blob: str | None = None
 
 
@@ -179,11 +179,15 @@ def _dump(run_id: str | None, document: dict[str, Any], found: redact.Redactions
     """``document`` (redacted first unless told not to) serialised as ``runfile.dumps``
     does, once its strings and keys are shown clean."""
     try:
-        return redact.dump_clean(document, runfile.dumps_document, found,
+        data = redact.dump_clean(document, runfile.dumps_document, found,
                                  redact_first=redact_first)
     except redact.SecretLeft as exc:
         raise MeridianError(f"run {run_id}: refusing to write it: {', '.join(exc.kinds)} "
                             "still present after redaction") from None
+    if len(data) > runfile.MAX_RUN_BYTES:  # no reader would read it back
+        raise MeridianError(f"run {run_id}: its document is {len(data):,} bytes; a run file is "
+                            f"at most {runfile.MAX_RUN_BYTES:,} (shard the suite: --shard i/n)")
+    return data
 
 
 def blob_id(data: bytes) -> str:
@@ -282,24 +286,40 @@ def load_run(ledger: Ledger, run_id: str) -> runfile.Run:
 
 def load_for_compare(ledger: Ledger, run_id: str,
                      entries: list[IndexEntry] | None = None) -> runfile.Run | runview.RunView:
-    """Run ``run_id`` as ``compare`` reads it: a ``RunView`` when the document is still
-    the one save_run wrote (its bytes hash to the blob id of its index record), else
-    the fully validated ``Run`` (``load_run``), refused when invalid. ``entries``: the
-    index, when the caller has read it already."""
+    """Run ``run_id`` as ``compare`` reads it (``runview.load``: checked as the models
+    check it, refused with the full reader's error line). ``entries``: unused, kept
+    for callers that pass the index they read."""
     path = run_path(run_id)
-    data = ledger.read(path)
+    data = read_document(ledger, path)
     if data is None:
-        return load_run(ledger, run_id)
-    source = f"{ledger.branch}:{path}"
-    every = entries if entries is not None else index(ledger, include_pruned=True)
-    written = next((e.data.blob for e in every if e.run_id == run_id), None)
-    if written is not None and blob_id(data) == written:
-        try:
-            with nogc.paused():
-                return runview.read(data, source)
-        except runview.NotAsWritten:
-            pass  # read in full below: its error names the field
-    return runfile.loads(data, source)
+        raise MeridianError(f"run {run_id} is indexed but {ledger.branch}:{path} is missing; "
+                            "run `meridian verify`")
+    return runview.load(data, f"{ledger.branch}:{path}")
+
+
+def read_document(ledger: Ledger, path: str) -> bytes | None:
+    """The bytes of the blob at ``path`` on the state branch, read once from the object
+    database (looking the blob up and then asking for its data inflates it twice), or
+    None when there is none; one larger than ``runfile.MAX_RUN_BYTES`` is refused
+    before it is read."""
+    tree = ledger.tree()
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if entry.type_str != "blob":
+        return None
+    odb = ledger.repo.odb
+    read_header = getattr(odb, "read_header", None)  # absent from pygit2 1.16
+    size = int(read_header(entry.id)[1]) if read_header is not None else 0
+    if size <= runfile.MAX_RUN_BYTES:
+        data = bytes(odb.read(entry.id)[1])
+        size = len(data)
+    if size > runfile.MAX_RUN_BYTES:
+        raise runfile.too_large(size, f"{ledger.branch}:{path}")
+    return data
 
 
 def resolve(ledger: Ledger, ref: str, entries: list[IndexEntry] | None = None) -> str:

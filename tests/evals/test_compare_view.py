@@ -1,5 +1,6 @@
-"""``eval compare`` reads a run the store wrote without validating every task, with the
-same answers, and still refuses a document edited on the state branch.
+"""``eval compare`` reads a run without building its pydantic models (``runview``), with
+the answers of the validated run, and refuses what the full reader refuses, with its
+error line, whoever wrote the document (a document edited on the state branch, a file).
 
 Runs are saved with ``store.save_run`` to a real repository's state branch; a tampered
 document is a real commit on that branch replacing the run's blob.
@@ -120,7 +121,7 @@ def test_a_document_edited_on_the_branch_is_validated_in_full_and_refused(
     assert f"runs/{'a' * 12}.json: summary.infra_errors: 0 disagrees with the results (1)" in err
 
 
-def test_a_valid_edit_on_the_branch_is_read_in_full_and_compared_as_edited(
+def test_a_valid_edit_on_the_branch_is_compared_as_edited(
         ledger: Ledger, capsys: pytest.CaptureFixture[str]) -> None:
     store.save_run(ledger, make_run({"a": "pass", "b": "pass"}, run_id="b" * 12))
     store.save_run(ledger, make_run({"a": "pass", "b": "pass"}, run_id="a" * 12))
@@ -132,22 +133,46 @@ def test_a_valid_edit_on_the_branch_is_read_in_full_and_compared_as_edited(
         doc["summary"].update(passed=1, failed=1, pass_rate=0.5)
 
     edited = tamper(ledger, "a" * 12, fail_b)
-    assert isinstance(store.load_for_compare(edited, "a" * 12), runfile.Run)
+    view = store.load_for_compare(edited, "a" * 12)
+    full = store.load_run(edited, "a" * 12)
+    assert [t.status for e in view.results for t in e.trials] == ["pass", "fail"]
+    assert cmp.compare(view, store.load_run(edited, "b" * 12)).to_json() == cmp.compare(
+        full, store.load_run(edited, "b" * 12)).to_json()
     assert main(["eval", "compare", "a" * 12, "b" * 12, "--fail-on-regression"]) == 1
     assert "REGRESSIONS (1)\n  b  pass -> fail\n" in capsys.readouterr().out
 
 
-def test_a_run_saved_before_blob_ids_were_recorded_is_read_in_full(
+def test_a_run_indexed_without_its_blob_id_is_read_the_same_way(
         ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
         patch.setattr(store, "blob_id", lambda data: None)  # as older Meridians wrote the index
         store.save_run(ledger, make_run({"a": "pass"}, run_id="b" * 12))
     [entry] = store.index(ledger)
     assert entry.data.blob is None
-    assert isinstance(store.load_for_compare(ledger, "b" * 12), runfile.Run)
+    assert isinstance(store.load_for_compare(ledger, "b" * 12), runview.RunView)
     store.save_run(ledger, make_run({"a": "fail"}, run_id="a" * 12))
-    assert isinstance(store.load_for_compare(ledger, "a" * 12), runview.RunView)
     assert main(["eval", "compare", "a" * 12, "b" * 12, "--fail-on-regression"]) == 1
+
+
+def test_an_exported_file_is_read_by_the_view_and_a_forged_one_refused(
+        ledger: Ledger, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = make_run({"a": "fail"}, run_id="a" * 12), make_run({"a": "pass"}, run_id="b" * 12)
+    (tmp_path / "a.json").write_bytes(runfile.export_bytes(a))
+    (tmp_path / "b.json").write_bytes(runfile.export_bytes(b))
+    view = runview.load((tmp_path / "a.json").read_bytes(), "a.json")
+    assert isinstance(view, runview.RunView)
+    assert main(["eval", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                 "--fail-on-regression"]) == 1
+    assert "REGRESSIONS (1)" in capsys.readouterr().out
+    forged = json.loads((tmp_path / "a.json").read_bytes())
+    forged["results"][0]["trials"][0]["scores"][0]["passed"] = 1  # pydantic takes 1 for true
+    forged["results"][0]["trials"][0]["trajectory"]["steps"][0]["index"] = -1
+    (tmp_path / "a.json").write_text(json.dumps(forged))
+    assert main(["eval", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("meridian: " + str(tmp_path / "a.json")
+                   + ": results.0.trials.0.trajectory.steps.0.index: Input should be greater "
+                   "than or equal to 0"), err
 
 
 def _document(run: runfile.Run, edit) -> bytes:  # type: ignore[no-untyped-def]
