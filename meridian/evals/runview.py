@@ -38,6 +38,7 @@ field type, constraint, alias or validator must be taught here first.
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import math
 import re
@@ -280,7 +281,7 @@ def _visible_as_written(value: Any) -> bool:
     for name in value:
         if type(name) is not str or name not in MAY_BE_VISIBLE:
             return False
-    return all(first < second for first, second in zip(value, value[1:], strict=False))
+    return all(first < second for first, second in itertools.pairwise(value))
 
 
 class _Writer:
