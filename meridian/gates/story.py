@@ -35,15 +35,19 @@ def gate_story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, di
 
     What ``consistent_events`` gives, limited to this gate's events: only they become
     records and only this gate's passes are checked against their verdicts (a pass
-    and its ``gate.inconsistent`` stand-in have the same gate, so belong alike)."""
+    and its ``gate.inconsistent`` stand-in have the same gate, so belong alike). The
+    events and the commits that added them come from the per-gate index
+    (``story_index``: caught up over appends, built again otherwise), or when it cannot
+    say, from reading the branch."""
     if not ledger.exists():
         return []
-    from meridian.gates.evidence import checked_event, gate_history
+    from meridian.gates import story_index
+    from meridian.gates.evidence import checked_event
 
-    history = gate_history(ledger, keep=lambda raw: _belongs(raw["kind"], raw["data"],
-                                                             graph, gate))
-    found = [checked_event(ledger, r, history.commit_of.get(r.id), graph)
-             for r in history.events]
+    placed = story_index.story(ledger, graph, gate)
+    if placed is None:
+        placed = placed_from_branch(ledger, graph, gate)
+    found = [checked_event(ledger, r, commit, graph) for r, commit in placed]
     out: list[tuple[Record, dict[str, Any] | None]] = []
     for record in found:
         document = None
@@ -54,3 +58,13 @@ def gate_story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, di
                 document = None
         out.append((record, document))
     return out
+
+
+def placed_from_branch(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, str | None]]:
+    """``gate``'s events in ledger order with the commit that added each, read from the
+    branch (every event line parsed, the commits walked): what the index must equal."""
+    from meridian.gates.evidence import gate_history
+
+    history = gate_history(ledger, keep=lambda raw: _belongs(raw["kind"], raw["data"],
+                                                             graph, gate))
+    return [(r, history.commit_of.get(r.id)) for r in history.events]
