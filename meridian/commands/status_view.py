@@ -41,12 +41,14 @@ from the files and the branch (tests/adversarial/test_integrity_status_view.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from meridian import viewfile
+from meridian.gates.status_text import summary_text, table_lines
 
 VIEW_VERSION = 1
 VIEW_NAME = "status-view"
@@ -54,7 +56,6 @@ PASS_STATES = ("passed", "stale")
 # The states a view may show (``gates.state.STATES`` less the passes); anything else is
 # not what the derivation gives, and is refused.
 SHOWN_STATES = frozenset({"locked", "open", "in_progress", "submitted", "failed", "forged"})
-FORGED_TEXT = "forged or inconsistent"  # gates.state.FORGED_TEXT, how "forged" is shown
 # Variables that tell git where the repository is: with one set, git may not find the
 # work tree the nearest ``.git`` names, so the view is not used (the others are keyed).
 LOCATING = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
@@ -77,9 +78,7 @@ def _root() -> Path | None:
     return None
 
 
-def _checksum(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
-                          .encode()).hexdigest()
+_checksum = viewfile.checksum
 
 
 def evidence_path(common: Path, branch: str) -> Path:
@@ -89,8 +88,7 @@ def evidence_path(common: Path, branch: str) -> Path:
 
 
 def view_path(common: Path, root: Path) -> Path:
-    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return common / "meridian" / f"{VIEW_NAME}-{tag}.json"
+    return viewfile.view_path(common, root, VIEW_NAME)
 
 
 def view_key(root: Path, gitdir: Path, common: Path, facts: dict[str, Any]) -> dict[str, Any]:
@@ -191,22 +189,11 @@ def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
 
 
 def _table(gates: list[dict[str, Any]]) -> list[str]:
-    """``gates.report.status_lines`` for the document's gates."""
-    rows = [["#", "gate", "state", "detail"]]
-    rows += [[str(n), g["gate"], FORGED_TEXT if g["state"] == "forged" else g["state"],
-              g["detail"]] for n, g in enumerate(gates, start=1)]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return [("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
-            .rstrip() for row in rows]
+    return table_lines(gates)
 
 
 def _summary(gates: list[dict[str, Any]]) -> str:
-    """``gates.report.summary_line``."""
-    counts: dict[str, int] = {}
-    for g in gates:
-        label = FORGED_TEXT if g["state"] == "forged" else g["state"]
-        counts[label] = counts.get(label, 0) + 1
-    return ", ".join(f"{count} {state}" for state, count in counts.items())
+    return summary_text(g["state"] for g in gates)
 
 
 def _harness_line(change: dict[str, Any]) -> str:
@@ -321,12 +308,7 @@ def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[st
 
 
 def _write(common: Path, root: Path, body: dict[str, Any]) -> None:
-    target = view_path(common, root)
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)}),
-                             encoding="utf-8")
-        os.replace(temporary, target)
+        viewfile.write(view_path(common, root), body)
     except OSError:
-        temporary.unlink(missing_ok=True)  # a view that cannot be written is only slower
+        pass  # a view that cannot be written is only slower

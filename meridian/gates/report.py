@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from meridian.gates import events as ev
 from meridian.gates.evidence import INCONSISTENT
-from meridian.gates.state import FORGED_TEXT, GateStatus
+from meridian.gates.state import GateStatus
+from meridian.gates.status_text import FORGED_TEXT, state_label
 from meridian.records import Record
 
 if TYPE_CHECKING:
@@ -27,19 +28,10 @@ if TYPE_CHECKING:
     )
 
 
-def _columns(rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return [
-        indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1]
-        for row in rows
-    ]
-
-
 def status_lines(statuses: Iterable[GateStatus]) -> list[str]:
-    rows = [["#", "gate", "state", "detail"]]
-    for number, status in enumerate(statuses, start=1):
-        rows.append([str(number), status.gate, state_label(status.state), status.detail])
-    return [line.rstrip() for line in _columns(rows, indent="")]
+    from meridian.gates.status_text import table_lines
+
+    return table_lines({"gate": s.gate, "state": s.state, "detail": s.detail} for s in statuses)
 
 
 def identity_text(identity: dict[str, Any]) -> str:
@@ -57,16 +49,10 @@ def identity_lines(statuses: Iterable[GateStatus]) -> list[str]:
             if s.identity]
 
 
-def state_label(state: str) -> str:
-    """How a state is shown: a forged pass is never shown as anything like passed."""
-    return FORGED_TEXT if state == "forged" else state
-
-
 def summary_line(statuses: Iterable[GateStatus]) -> str:
-    counts: dict[str, int] = {}
-    for status in statuses:
-        counts[state_label(status.state)] = counts.get(state_label(status.state), 0) + 1
-    return ", ".join(f"{count} {state}" for state, count in counts.items())
+    from meridian.gates.status_text import summary_text
+
+    return summary_text(status.state for status in statuses)
 
 
 def issue_line(issue: Issue) -> str:

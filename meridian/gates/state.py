@@ -36,11 +36,11 @@ from meridian.gates.artifacts import snapshot
 from meridian.gates.evidence import INCONSISTENT
 from meridian.gates.globs import worktree_files
 from meridian.gates.graph import GateSpec, Graph
+from meridian.gates.status_text import FORGED_TEXT
 from meridian.ledger import Ledger
 from meridian.records import Record
 
 STATES = ("locked", "open", "in_progress", "submitted", "passed", "failed", "stale", "forged")
-FORGED_TEXT = "forged or inconsistent"
 
 
 @dataclass

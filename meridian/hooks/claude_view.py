@@ -43,6 +43,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from meridian import viewfile
 from meridian.hooks import claude
 from meridian.hooks.project import _fingerprint, _from_json, _to_json
 
@@ -139,15 +140,12 @@ def view_key(root: Path, gitdir: Path, common: Path, facts_json: dict[str, Any])
     }
 
 
-def _checksum(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
-                          .encode()).hexdigest()
+_checksum = viewfile.checksum
 
 
 def view_path(common: Path, root: Path) -> Path:
     """One view per work tree: linked worktrees share the common dir, not their files."""
-    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return common / "meridian" / f"{VIEW_NAME}-{tag}.json"
+    return viewfile.view_path(common, root, VIEW_NAME)
 
 
 def load_view(common: Path, root: Path) -> dict[str, Any] | None:
@@ -385,12 +383,7 @@ def refresh(context: claude.Context) -> bool:
 
 def write_view(common: Path, root: Path, body: dict[str, Any]) -> None:
     """Store ``body`` (key, facts, may_lock, phases, harness) with its checksum."""
-    target = view_path(common, root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps({"body": body, "checksum": _checksum(body)},
-                                    sort_keys=True), encoding="utf-8")
-    os.replace(temporary, target)
+    viewfile.write(view_path(common, root), body, sort_keys=True)
 
 
 # --- keeping the view across state writes that change no gate's phase --------------------

@@ -1,0 +1,42 @@
+"""The files the fast paths answer from (``.git/meridian/<name>-<work tree>.json``).
+
+The Claude hook's view (``hooks/claude_view.py``) and the status view
+(``commands/status_view.py``) are stored the same way: ``{"body": ..., "checksum":
+sha256 of the body's canonical JSON}``, one file per work tree (linked worktrees share
+the common dir, not their views), written then renamed so a reader never sees half a
+file. Only the standard library: both are on paths that import little.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def checksum(body: dict[str, Any]) -> str:
+    """sha256 of ``body`` as canonical JSON (sorted keys, no spaces)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
+
+
+def view_path(common: Path, root: Path, name: str) -> Path:
+    """``<common>/meridian/<name>-<16 hex of the work tree path's sha256>.json``."""
+    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return common / "meridian" / f"{name}-{tag}.json"
+
+
+def write(target: Path, body: dict[str, Any], *, sort_keys: bool = False) -> None:
+    """Store ``body`` with its checksum at ``target`` (write then rename); raises
+    ``OSError`` when it cannot, leaving no temporary file behind."""
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps({"body": body, "checksum": checksum(body)},
+                                        sort_keys=sort_keys), encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
