@@ -16,11 +16,16 @@ Claude Code session events, patterns re-validated, corrections, episodic memory,
 - build_report + JSON (in process) the aggregation alone
 - parse event shards (in process)  the in-process floor for the events
 
-    python benchmarks/health.py [--events 100000] [--runs 20] [--rounds 5]
+With several --runs counts (``--runs 20,60,500``) a repository is built for each, the
+same events in each, and ``health --json (process) @N runs`` of every other count is
+interleaved with the rest: the growth with the number of stored runs is then a ratio
+taken in the same run, not two runs' figures side by side.
 
-Target (issue #17): health --json <= 1.2x parsing every shard (CPU), and not growing
-with the number of stored runs (compare two --runs values); judged for both the
-unchanged state and the state one event later.
+    python benchmarks/health.py [--events 100000] [--runs 20[,60,...]] [--rounds 5]
+
+Target (issue #17): health --json <= 1.2x parsing every shard (CPU), judged for both
+the unchanged state and the state one event later, and not growing with the number of
+stored runs: the most runs vs the fewest <= 1.1x (CPU medians, same run).
 """
 
 from __future__ import annotations
@@ -159,25 +164,48 @@ print(count)
 """
 
 
+GROWTH = 1.1
+
+
+def run_counts(text: str) -> list[int]:
+    counts = sorted({int(part) for part in text.split(",") if part.strip()})
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError("--runs: one or more counts >= 1, e.g. 20,60")
+    return counts
+
+
+def health_command(path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "meridian", "health", "--json"],
+                          cwd=path, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"meridian health --json failed: {proc.stderr.strip()}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=run_counts, default=[20],
+                        help="stored runs; several counts (20,60) build one repository each")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    counts: list[int] = args.runs
     with tempfile.TemporaryDirectory() as tmp:
-        path = _bench.fresh_repo(Path(tmp) / "project")
         started = time.perf_counter()
         events, documents = event_history(args.events)
-        _bench.write_history(path, {EVENTS: events, **memory_history(1_000, 2_000, 300)},
-                             documents)
+        paths: dict[int, Path] = {}
+        for count in counts:
+            paths[count] = _bench.fresh_repo(Path(tmp) / f"project-{count}")
+            _bench.write_history(paths[count],
+                                 {EVENTS: events, **memory_history(1_000, 2_000, 300)}, documents)
+            fill_runs(Ledger.open(paths[count]), runs=count, tasks=25)
+        path = paths[counts[0]]
         ledger = Ledger.open(path)
-        fill_runs(ledger, runs=args.runs, tasks=25)
-        print(f"built {args.events:,} events, 3,300 memory records, {args.runs} runs "
-              f"in {time.perf_counter() - started:.1f}s")
+        print(f"built {args.events:,} events, 3,300 memory records, "
+              f"{' / '.join(str(c) for c in counts)} runs in {time.perf_counter() - started:.1f}s")
         report = build_report(ledger, path)
         print(f"[{report.events:,} events, {report.gates.verdicts:,} verdicts, "
-              f"{report.evaluator.verdicts_read} verdict documents read]")
+              f"{report.evaluator.verdicts_read} verdict documents read, "
+              f"{report.evaluation.runs} runs]")
 
         def aggregate() -> None:
             build_report(ledger, path).model_dump_json()
@@ -186,12 +214,6 @@ def main() -> int:
             for shard in ledger.shards(EVENTS):
                 data = ledger.read(shard) or b""
                 json.loads(b"[" + b",".join(data.splitlines()) + b"]")
-
-        def command() -> None:
-            proc = subprocess.run([sys.executable, "-m", "meridian", "health", "--json"],
-                                  cwd=path, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                raise SystemExit(f"meridian health --json failed: {proc.stderr.strip()}")
 
         def parse_every_shard() -> None:
             subprocess.run([sys.executable, "-c", PARSE_EVERY_SHARD, str(path)], check=True,
@@ -204,23 +226,40 @@ def main() -> int:
             ledger.emit("session.started", {"session": f"bench-{appended[0]}",
                                             "source": "claude"})
 
+        first = f"health --json (process) @{counts[0]} runs"
         contenders = {
             "parse every shard (process)": _bench.Contender(parse_every_shard),
-            "health --json (process)": _bench.Contender(command),
-            "health --json, new event (process)": _bench.Contender(command, setup=new_event),
+            first: _bench.Contender(lambda: health_command(path)),
+            "health --json, new event (process)": _bench.Contender(
+                lambda: health_command(path), setup=new_event),
             "parse event shards (in process)": _bench.Contender(parse_in_process),
             "build_report + JSON (in process)": _bench.Contender(aggregate),
         }
+        for count in counts[1:]:
+            contenders[f"health --json (process) @{count} runs"] = _bench.Contender(
+                lambda at=paths[count]: health_command(at))  # type: ignore[misc]
+            other = Ledger.open(paths[count])
+            contenders[f"build_report + JSON @{count} runs (in process)"] = _bench.Contender(
+                lambda at=paths[count], led=other: build_report(led, at).model_dump_json())  # type: ignore[misc]
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1, warmup=1)
         _bench.table(f"health over {args.events:,} events ({args.rounds} rounds, interleaved)",
                      timings, reference="parse every shard (process)")
-        value = _bench.ratio(timings["health --json (process)"],
-                             timings["parse every shard (process)"])[0]
+        value = _bench.ratio(timings[first], timings["parse every shard (process)"])[0]
         ok = _bench.verdict("health --json vs parsing every shard, CPU", value, 1.2)
         value = _bench.ratio(timings["health --json, new event (process)"],
                              timings["parse every shard (process)"])[0]
         ok &= _bench.verdict("health --json one event later vs parsing every shard, CPU",
                              value, 1.2)
+        for count in counts[1:]:
+            mine = timings[f"health --json (process) @{count} runs"]
+            growth, low, high = _bench.ratio(mine, timings[first])
+            print(f"health --json @{count} runs vs @{counts[0]} runs: CPU {growth:.2f}x "
+                  f"[{low:.2f}-{high:.2f}], wall {_bench.ratio_text(mine, timings[first], 'wall')}")
+            ok &= _bench.verdict(f"health --json @{count} runs vs @{counts[0]} runs, CPU",
+                                 growth, GROWTH)
+            inner = timings[f"build_report + JSON @{count} runs (in process)"]
+            print(f"build_report + JSON @{count} runs vs @{counts[0]} runs (in process, less "
+                  f"noise): CPU {_bench.ratio_text(inner, timings['build_report + JSON (in process)'])}")
     return 0 if ok else 1
 
 

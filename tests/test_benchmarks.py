@@ -22,7 +22,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
      "save a 50-task run"),
     ("eval_compare.py", ["--tasks", "100", "--rounds", "1"],
      "eval compare of two 100-task runs vs json.loads + diff"),
-    ("health.py", ["--events", "2000", "--runs", "1", "--rounds", "1"],
+    ("health.py", ["--events", "2000", "--runs", "1,3", "--rounds", "1"],
      "health --json vs parsing every shard"),
     ("hook_latency.py", ["--events", "50,200", "--rounds", "1"],
      "commit after a new state event @200 vs framework"),

@@ -61,8 +61,9 @@ def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None) -> li
         for entry in reversed(same_suite):
             if entry.run_id == base_entry.run_id:
                 break
-            base_run = base_run or store.load_run(ledger, base_entry.run_id)
-            result = compare.compare(store.load_run(ledger, entry.run_id), base_run,
+            # read as `eval compare` reads them (runview: the models' checks, no models)
+            base_run = base_run or store.load_for_compare(ledger, base_entry.run_id, every)
+            result = compare.compare(store.load_for_compare(ledger, entry.run_id, every), base_run,
                                      a_ref=entry.run_id, b_ref=f"baseline:{baseline.name}")
             if result.missing or "A" in result.interrupted or result.a_partial:
                 partial.append(entry.run_id)

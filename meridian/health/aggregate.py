@@ -286,7 +286,9 @@ class _Costs:
     weeks: dict[str, _WeekTally] = field(default_factory=dict)
 
     def week(self, ts: str) -> _WeekTally:
-        key = iso_week(ts)
+        return self.week_of(iso_week(ts))
+
+    def week_of(self, key: str) -> _WeekTally:
         tally = self.weeks.get(key)
         if tally is None:
             tally = self.weeks[key] = _WeekTally()
@@ -703,16 +705,139 @@ class _FiguresCache:
 
 def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
                       notes: list[str]) -> tuple[EvaluationHealth, CostLine, CostLine]:
-    """Latest run per suite vs its baseline, and what every run cost (agents, judges)."""
+    """Latest run per suite vs its baseline, and what every run cost (agents, judges).
+
+    Taken from ``_RunsKept`` when nothing under ``runs/`` and no baseline tag changed
+    since it was kept (an event, a verdict or a memory record changes neither): then
+    the cost does not grow with the number of stored runs."""
+    kept = _RunsKept(ledger)
+    answer = kept.load()
+    if answer is None:
+        answer = _evaluation_answer(ledger, at)
+        kept.save(answer)
+    for key, (agents_usd, judge_usd, unknown, tokens) in answer.weeks.items():
+        week = costs.week_of(key)
+        week.agents += agents_usd
+        week.llm_judge += judge_usd
+        week.cost_unknown += unknown
+        week.tokens += tokens
+    notes.extend(answer.notes)
+    return answer.health, answer.agents, answer.judges
+
+
+@dataclass
+class _RunsAnswer:
+    """What the runs give the report: their health, their cost lines, their share of
+    each week's spend (agents, judges, unknown costs, tokens) and notes."""
+
+    health: EvaluationHealth
+    agents: CostLine
+    judges: CostLine
+    weeks: dict[str, tuple[float, float, int, int]]
+    notes: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"health": self.health.model_dump(mode="json"),
+                "agents": self.agents.model_dump(mode="json"),
+                "judges": self.judges.model_dump(mode="json"),
+                "weeks": {key: list(value) for key, value in self.weeks.items()},
+                "notes": list(self.notes)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _RunsAnswer:
+        weeks = {}
+        for key, value in data["weeks"].items():
+            agents_usd, judge_usd, unknown, tokens = value
+            if not (isinstance(key, str) and all(type(v) in (int, float) for v in value)
+                    and type(unknown) is int and type(tokens) is int):
+                raise ValueError("weeks")
+            weeks[key] = (float(agents_usd), float(judge_usd), unknown, tokens)
+        notes = data["notes"]
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise ValueError("notes")
+        return cls(health=EvaluationHealth.model_validate(data["health"]),
+                   agents=CostLine.model_validate(data["agents"]),
+                   judges=CostLine.model_validate(data["judges"]), weeks=weeks, notes=notes)
+
+
+class _RunsKept:
+    """``evaluation_health``'s answer kept in ``.git/meridian/runs-health-<branch>.json``,
+    keyed by the id of the state tree's ``runs`` directory (every run document, the run
+    index and the prune records: content-addressed) and the baseline tags' targets.
+
+    A display cache like ``_FiguresKept`` (same checksum, same refusals: a file that
+    does not match, parse or validate is ignored and the runs read again); compare and
+    the pre-push gate never read it."""
+
+    VERSION = 1
+    LIMIT = 64 * 1024 * 1024
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.path = ledger.local_dir / f"runs-health-{ledger.branch.replace('/', '__')}.json"
+        self.key = self._key()
+
+    def _key(self) -> dict[str, Any] | None:
+        from meridian import __version__
+        from meridian.evals import store
+
+        tree = self.ledger.tree()
+        try:
+            runs = str(tree[store.RUNS_DIR].id) if tree is not None else None
+            tags = {name: str(commit)
+                    for name, commit in self.ledger.tags(store.BASELINE_PREFIX).items()}
+        except (KeyError, MeridianError):
+            return None  # no runs (nothing to keep), or unreadable: read as before
+        return {"version": self.VERSION, "meridian": __version__, "runs": runs, "tags": tags}
+
+    def load(self) -> _RunsAnswer | None:
+        import hashlib
+
+        from meridian.userfiles import read_bounded
+
+        if self.key is None:
+            return None
+        try:
+            data = read_bounded(self.path, limit=self.LIMIT)  # never blocks on a FIFO
+            digest, _, body_bytes = data.partition(b"\n")
+            if hashlib.sha256(body_bytes).hexdigest().encode() != digest:
+                return None
+            body = json.loads(body_bytes)
+            if body["key"] != self.key:
+                return None
+            return _RunsAnswer.from_json(body["answer"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, MeridianError):
+            return None  # pydantic's ValidationError is a ValueError
+
+    def save(self, answer: _RunsAnswer) -> None:
+        import hashlib
+
+        # Only an answer read from the tree of its key: a run saved while it was read
+        # would be kept under the key of the tree before it.
+        if self.key is None or self._key() != self.key:
+            return
+        body = json.dumps({"key": self.key, "answer": answer.to_json()},
+                          separators=(",", ":")).encode()
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            os.replace(temporary, self.path)
+        except OSError:
+            temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
+
+
+def _evaluation_answer(ledger: Ledger, at: Any) -> _RunsAnswer:
     from meridian.evals import store
 
     agents, judges = CostLine(), CostLine()
+    notes: list[str] = []
+    weeks: dict[str, list[Any]] = {}
     try:
         entries = store.index(ledger, include_pruned=True)
         baselines = store.baselines(ledger)
     except MeridianError as exc:
         notes.append(f"evaluation: {exc}")
-        return EvaluationHealth(), agents, judges
+        return _RunsAnswer(EvaluationHealth(), agents, judges, {}, notes)
     backfill: _FiguresCache | None = None
     for entry in entries:
         data = entry.data
@@ -730,11 +855,11 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
         judges.tokens += run.judge_in + run.judge_out
         judges.cost_usd += run.judge_usd
         judges.cost_unknown += run.judge_unknown
-        week = costs.week(entry.ts)
-        week.agents += data.cost_usd
-        week.llm_judge += run.judge_usd
-        week.cost_unknown += run.judge_unknown
-        week.tokens += run.tokens + run.judge_in + run.judge_out
+        week = weeks.setdefault(iso_week(entry.ts), [0.0, 0.0, 0, 0])
+        week[0] += data.cost_usd
+        week[1] += run.judge_usd
+        week[2] += run.judge_unknown
+        week[3] += run.tokens + run.judge_in + run.judge_out
     if backfill is not None:
         backfill.save()
 
@@ -760,7 +885,8 @@ def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
             row.baseline_passed, row.baseline_pass_rate = base.data.passed, base.data.pass_rate
             _compare_with_baseline(ledger, row, notes)
         health.suites.append(row)
-    return health, agents, judges
+    return _RunsAnswer(health, agents, judges,
+                       {key: (w[0], w[1], w[2], w[3]) for key, w in weeks.items()}, notes)
 
 
 def _compare_with_baseline(ledger: Ledger, row: SuiteHealth, notes: list[str]) -> None:
@@ -771,8 +897,10 @@ def _compare_with_baseline(ledger: Ledger, row: SuiteHealth, notes: list[str]) -
         row.regressions, row.fixes = 0, 0
         return
     try:
-        latest = store.load_run(ledger, row.latest_run)
-        base = store.load_run(ledger, cast(str, row.baseline_run))
+        # read as `eval compare` reads them (checked as the models check them, without
+        # building a model per task: two 10k-task runs in full took ~2 s)
+        latest = store.load_for_compare(ledger, row.latest_run)
+        base = store.load_for_compare(ledger, cast(str, row.baseline_run))
         result = compare.compare(latest, base)
     except MeridianError as exc:
         notes.append(f"evaluation: {row.suite}: cannot compare with baseline {row.baseline}: {exc}")

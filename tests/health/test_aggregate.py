@@ -281,9 +281,12 @@ def test_runs_saved_without_figures_are_read_once(crafted: Crafted,
         return real_figures(ledger, at, path)  # type: ignore[arg-type]
 
     monkeypatch.setattr(aggregate, "run_figures", counted)
+    kept_answer = aggregate._RunsKept(crafted.ledger).path  # would answer without the index
+    kept_answer.unlink()
     assert build_report(crafted.ledger, crafted.root, today=TODAY).cost == expected
     assert sorted(reads) == sorted({e.data.path for e in real_index(crafted.ledger,
                                                                     include_pruned=True)})
     reads.clear()
+    kept_answer.unlink()
     assert build_report(crafted.ledger, crafted.root, today=TODAY).cost == expected
     assert reads == []
