@@ -17,12 +17,21 @@ from typing import TypeVar
 
 import pygit2
 
+from meridian import packfile
 from meridian.errors import LedgerConflict, MeridianError, NotARepository
 
 Repository = pygit2.Repository
 Oid = pygit2.Oid
 Tree = pygit2.Tree
 GitError = pygit2.GitError
+
+# libgit2 keeps every pack file it opened open for the life of the repository object, so
+# a process making thousands of appends (each its own small pack, merged and deleted
+# later) would hold thousands of descriptors; with a limit it closes the least recently
+# used (a pack is reopened when needed; a deleted one is skipped).
+PACK_FILE_LIMIT = 128
+if pygit2.option(pygit2.GIT_OPT_GET_MWINDOW_FILE_LIMIT) == 0:
+    pygit2.option(pygit2.GIT_OPT_SET_MWINDOW_FILE_LIMIT, PACK_FILE_LIMIT)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
@@ -36,6 +45,12 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repository:
             f"not a git repository (or any parent up to /): {Path(path).resolve()}"
         )
     return pygit2.Repository(found)
+
+
+def reopen(repo: Repository) -> Repository:
+    """A new repository object for the same repository (nothing of libgit2's in-memory
+    state of the old one carried over)."""
+    return pygit2.Repository(repo.path)
 
 
 _COMMON_DIRS: dict[str, Path] = {}
@@ -75,6 +90,10 @@ def identity(repo: Repository) -> tuple[str, str]:
     except (KeyError, pygit2.GitError):
         user = os.environ.get("USER") or "unknown"
         return user, f"{user}@localhost"
+
+
+def signature_now(who: tuple[str, str]) -> pygit2.Signature:
+    return pygit2.Signature(*who)
 
 
 def signature(repo: Repository, when: int | None = None) -> pygit2.Signature:
@@ -258,7 +277,8 @@ def _os_reason(exc: BaseException) -> str:
 
 
 def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
-                     objects: Sequence[Oid] = ()) -> bool | None:
+                     objects: Sequence[Oid] = (),
+                     pack: packfile.Written | None = None) -> bool | None:
     """Whether commit ``oid`` (with ``tree``, and ``objects``: the blobs and subtrees the
     write made) is on disk and ``refname`` reaches it.
 
@@ -267,7 +287,7 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
     the ref names a commit that is not on disk itself, or is this write's and lacks an
     object of it (the branch must be put back).
     """
-    if _stored_loose(repo, refname, oid, tree, objects):
+    if _stored_loose(repo, refname, oid, tree, objects, pack):
         return True
     try:
         fresh = pygit2.Repository(repo.path)
@@ -275,13 +295,23 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
         if ref is None:
             return False
         target = ref.target
-        commit = fresh.get(oid)
-        tip = fresh.get(target)
+    except (pygit2.GitError, OSError, ValueError, KeyError):
+        return False
+
+    def get(wanted: Oid) -> pygit2.Object | None:
+        try:
+            return fresh.get(wanted)
+        except (pygit2.GitError, OSError, ValueError, KeyError):
+            return None  # unreadable (a pack cut short, say): not on disk as written
+
+    try:
+        commit = get(oid)
+        tip = get(target)  # type: ignore[arg-type]
         if not isinstance(tip, pygit2.Commit):
             return None
         if not isinstance(commit, pygit2.Commit) or commit.tree_id != tree \
-                or not isinstance(fresh.get(tree), pygit2.Tree) \
-                or any(fresh.get(written) is None for written in objects):
+                or not isinstance(get(tree), pygit2.Tree) \
+                or any(get(written) is None for written in objects):
             # Lost (a blob or tree of the write is not on disk): a branch naming it must
             # be put back, or the next write would build on the hole.
             return None if target == oid else False
@@ -291,17 +321,28 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
 
 
 def _stored_loose(repo: Repository, refname: str, oid: Oid, tree: Oid,
-                  objects: Sequence[Oid] = ()) -> bool:
+                  objects: Sequence[Oid] = (), pack: packfile.Written | None = None) -> bool:
     """The common case of ``stored_on_branch``, read from the files themselves: the loose
-    ref names ``oid`` and the commit and its tree are loose objects on disk (libgit2
-    renames an object into place only once it is completely written). False means "ask
-    the slow way", never "not stored"."""
+    ref names ``oid`` and the commit, its tree and ``objects`` are loose objects on disk
+    (libgit2 renames an object into place only once it is completely written) or in
+    ``pack``, whose pack and index files have the sizes written. False means "ask the
+    slow way", never "not stored"."""
     try:
         common = str(common_dir(repo))
         with open(os.path.join(common, refname), "rb") as handle:
             if handle.read().strip() != str(oid).encode():
                 return False
-        for name in (str(oid), str(tree), *map(str, objects)):
+        packed: frozenset[bytes] = frozenset()
+        if pack is not None:
+            where = os.path.join(common, "objects", "pack", pack.name)
+            if os.stat(where + ".pack").st_size != pack.pack_size \
+                    or os.stat(where + ".idx").st_size != pack.idx_size:
+                return False
+            packed = frozenset(pack.ids)
+        for written in (oid, tree, *objects):
+            if written.raw in packed:
+                continue
+            name = str(written)
             if os.stat(os.path.join(common, "objects", name[:2], name[2:])).st_size == 0:
                 return False
     except OSError:
@@ -316,6 +357,13 @@ def read_blob(repo: Repository, oid: Oid) -> bytes:
 def commit_parents(repo: Repository, commit_oid: Oid) -> list[Oid]:
     commit = repo[commit_oid]
     return list(commit.parent_ids) if isinstance(commit, pygit2.Commit) else []
+
+
+def commit_tree_id(repo: Repository, commit_oid: Oid) -> Oid:
+    commit = repo[commit_oid]
+    if not isinstance(commit, pygit2.Commit):
+        raise MeridianError(f"{commit_oid} is not a commit")
+    return commit.tree_id
 
 
 def commit_tree(repo: Repository, commit_oid: Oid) -> pygit2.Tree:
@@ -406,6 +454,169 @@ def update_tree(repo: Repository, base: pygit2.Tree | None, updates: Mapping[str
                             "(is the disk full?)") from None
 
 
+# --- appends written as one small pack (see meridian.packfile) ------------------------
+
+_TREE_ENTRY = re.compile(rb"([0-7]{5,6}) ([^\0]+)\0", re.DOTALL)
+_BLOB_MODE_BYTES, _TREE_MODE_BYTES = b"100644", b"40000"
+_BAD_NAMES = frozenset({b"", b".", b".."})
+
+
+def parse_tree(raw: bytes) -> list[tuple[bytes, bytes, bytes]]:
+    """(mode, name, 20-byte id) of each entry of a raw tree object, in stored order."""
+    out = []
+    pos, end = 0, len(raw)
+    while pos < end:
+        match = _TREE_ENTRY.match(raw, pos)
+        if match is None or match.end() + 20 > end:
+            raise MeridianError("a tree on the state branch is corrupt; run `git fsck`")
+        pos = match.end() + 20
+        out.append((match.group(1), match.group(2), raw[match.end():pos]))
+    return out
+
+
+def _tree_key(mode: bytes, name: bytes) -> bytes:
+    return name + b"/" if mode == _TREE_MODE_BYTES else name  # git's entry order
+
+
+class RawEntry:
+    """A tree entry as ``meridian.layout`` reads one (``name``, ``type_str``, ``id``)."""
+
+    __slots__ = ("id", "name", "raw_id", "type_str")
+
+    def __init__(self, mode: bytes, name: bytes, raw_id: bytes) -> None:
+        self.name = name.decode("utf-8", "surrogateescape")
+        self.type_str = "tree" if mode == _TREE_MODE_BYTES else "blob"
+        self.raw_id = raw_id
+        self.id = Oid(raw=raw_id)
+
+
+class RawTree:
+    """A tree read as bytes: its length, entries by position and in order."""
+
+    def __init__(self, raw_id: bytes, raw: bytes | None = None,
+                 entries: list[tuple[bytes, bytes, bytes]] | None = None) -> None:
+        self.raw_id = raw_id
+        self.entries = entries if entries is not None else parse_tree(raw or b"")
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, position: int) -> RawEntry:
+        return RawEntry(*self.entries[position])
+
+    def __iter__(self) -> Iterator[RawEntry]:
+        return (RawEntry(*entry) for entry in self.entries)
+
+    def find(self, name: bytes) -> tuple[bytes, bytes, bytes] | None:
+        for entry in reversed(self.entries):  # appends edit the newest (last) entries
+            if entry[1] == name:
+                return entry
+        return None
+
+
+class PackedAppend:
+    """The objects of one append, built in memory and written as one pack.
+
+    Trees are edited as lists of entries: a tree this process made is taken from
+    ``known`` (id -> tree), any other is read from the object store once. ``self[id]``
+    is the tree ``meridian.layout`` reads; ``made`` the trees this append made. Nothing
+    is on disk before ``write``.
+    """
+
+    def __init__(self, repo: Repository, known: Mapping[bytes, RawTree]) -> None:
+        self.repo = repo
+        self.known = known
+        self.objects: dict[bytes, tuple[int, bytes]] = {}  # id -> (type, data)
+        self.made: dict[bytes, RawTree] = {}
+        self._trees: dict[bytes, RawTree] = {}
+
+    def tree(self, raw_id: bytes) -> RawTree:
+        found = self._trees.get(raw_id) or self.known.get(raw_id)
+        if found is None:
+            kind, raw = self.repo.odb.read(Oid(raw=raw_id))
+            if kind != packfile.TREE:
+                raise MeridianError(f"object {raw_id.hex()} on the state branch is not a tree")
+            found = self._trees[raw_id] = RawTree(raw_id, raw)
+        return found
+
+    def __getitem__(self, oid: Oid) -> RawTree:
+        return self.tree(oid.raw)
+
+    def entry(self, root: bytes | None, path: str) -> tuple[bytes, bytes, bytes] | None:
+        """(mode, name, id) at ``path`` below the tree ``root``, or None."""
+        node = root
+        found = None
+        for part in path.split("/"):
+            if node is None:
+                return None
+            found = self.tree(node).find(part.encode())
+            if found is None:
+                return None
+            node = found[2] if found[0] == _TREE_MODE_BYTES else None
+        return found
+
+    def subtree(self, root: bytes | None, path: str) -> RawTree | None:
+        found = self.entry(root, path)
+        return self.tree(found[2]) if found is not None and found[0] == _TREE_MODE_BYTES \
+            else None
+
+    def add(self, kind: int, data: bytes) -> bytes:
+        oid = packfile.object_id(kind, data)
+        self.objects.setdefault(oid, (kind, data))
+        return oid
+
+    def update(self, base: bytes | None, updates: Mapping[str, bytes]) -> bytes:
+        """The id of ``base`` with each ``path -> blob id`` of ``updates`` written in."""
+        direct: dict[bytes, bytes] = {}
+        nested: dict[bytes, dict[str, bytes]] = {}
+        for path, oid in updates.items():
+            head, _, rest = path.partition("/")
+            name = head.encode()
+            if name in _BAD_NAMES or b"\0" in name or name.lower() == b".git":
+                raise MeridianError(f"cannot write {path!r} to the state branch: "
+                                    f"{head!r} is not a valid file name")
+            if rest:
+                nested.setdefault(name, {})[rest] = oid
+            else:
+                direct[name] = oid
+        entries = list(self.tree(base).entries) if base is not None else []
+        changes = [(_BLOB_MODE_BYTES, name, oid) for name, oid in direct.items()]
+        for name, sub_updates in nested.items():
+            current = next((e for e in reversed(entries) if e[1] == name), None)
+            sub_base = current[2] if current is not None and current[0] == _TREE_MODE_BYTES \
+                else None
+            changes.append((_TREE_MODE_BYTES, name, self.update(sub_base, sub_updates)))
+        for mode, name, oid in changes:
+            index = next((at for at in range(len(entries) - 1, -1, -1)
+                          if entries[at][1] == name), None)
+            if index is not None and entries[index][0] == mode:
+                entries[index] = (mode, name, oid)  # the common case: same place
+                continue
+            if index is not None:
+                del entries[index]  # a blob becoming a tree (or back) moves in git's order
+            key = _tree_key(mode, name)
+            place = len(entries)
+            while place and _tree_key(entries[place - 1][0], entries[place - 1][1]) > key:
+                place -= 1
+            entries.insert(place, (mode, name, oid))
+        oid = self.add(packfile.TREE, b"".join(b"%s %s\0%s" % e for e in entries))
+        self.made[oid] = RawTree(oid, entries=entries)
+        return oid
+
+    def write(self) -> packfile.Written:
+        """The pack of every object made, on disk and visible; OSError leaves none."""
+        directory = pack_dir(self.repo)
+        return packfile.write(directory, ((kind, data, oid)
+                                          for oid, (kind, data) in self.objects.items()))
+
+
+def write_packed(append: PackedAppend) -> packfile.Written:
+    try:
+        return append.write()
+    except OSError as exc:
+        raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
+
+
 def create_commit(
     repo: Repository,
     refname: str,
@@ -415,15 +626,19 @@ def create_commit(
     *,
     expected: Oid | None,
     who: tuple[str, str] | None = None,
+    sig: pygit2.Signature | None = None,
 ) -> Oid:
     """Write a commit and move ``refname`` to it iff the ref is still at ``expected``.
 
     libgit2 performs the compare-and-swap under the ref's lock file: when another
     writer moved the ref first, this raises LedgerConflict and nothing is lost.
     ``who`` is the (name, email) to commit as, when the caller read it already
-    (``identity``: a configuration lookup per commit otherwise).
+    (``identity``: a configuration lookup per commit otherwise); ``sig`` the signature
+    itself, when the caller wrote the commit object already (``commit_bytes``: libgit2
+    finds it stored and only moves the ref).
     """
-    sig = pygit2.Signature(*who) if who is not None else signature(repo)
+    if sig is None:
+        sig = pygit2.Signature(*who) if who is not None else signature(repo)
     if expected is None:
         # libgit2 creates a missing ref with force, so two writers racing to make the
         # first commit could both "win". Create the ref with an explicit zero old value.
@@ -448,6 +663,22 @@ def create_commit(
         if moved is not None:
             return moved
         raise MeridianError(f"cannot write {refname}: {exc}") from None
+
+
+def commit_bytes(tree: Oid, parents: Sequence[Oid], sig: pygit2.Signature,
+                 message: str) -> bytes:
+    """The commit object libgit2's ``create_commit`` writes for these arguments (same
+    author and committer, no encoding header), so its id can be known, and the object
+    written, before libgit2 is asked to move the ref."""
+    offset = sig.offset
+    when = b"%d %c%02d%02d" % (sig.time, 45 if offset < 0 else 43, abs(offset) // 60,
+                                abs(offset) % 60)
+    person = sig.raw_name + b" <" + sig.raw_email + b"> " + when
+    lines = [b"tree " + str(tree).encode()]
+    lines.extend(b"parent " + str(parent).encode() for parent in parents)
+    lines.append(b"author " + person)
+    lines.append(b"committer " + person)
+    return b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
 
 
 def moved_to(repo: Repository, refname: str, expected: Oid | None, sig: pygit2.Signature,
@@ -722,6 +953,69 @@ def pack_object_ids(repo: Repository, name: str) -> list[str] | None:
         return None
     names = data[fanout_end:fanout_end + 20 * count]
     return [names[at:at + 20].hex() for at in range(0, len(names), 20)]
+
+
+SMALL_PACK_OBJECTS = 64  # an append's pack holds a few objects; git's packs hold many
+
+
+def small_packs(repo: Repository, exclude: Iterable[str]) -> list[tuple[str, list[packfile.Entry]]]:
+    """The packs an append wrote (or any pack of at most SMALL_PACK_OBJECTS full objects,
+    which merging loses nothing of), read, oldest first; ``exclude`` names packs to leave
+    (the merged ones), and packs kept (``.keep``) or promised are left too."""
+    directory = pack_dir(repo)
+    skip = set(exclude)
+    found = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    present = set(names)
+    for file in names:
+        if not (file.startswith("pack-") and file.endswith(".idx")):
+            continue
+        name = file[:-4]
+        if name in skip or f"{name}.keep" in present or f"{name}.promisor" in present:
+            continue
+        try:
+            if os.stat(directory / file).st_size > 1072 + SMALL_PACK_OBJECTS * 28:
+                continue
+            when = os.stat(directory / f"{name}.pack").st_mtime
+        except OSError:
+            continue
+        entries = packfile.read(directory, name)
+        if entries is None or any(e.kind not in packfile.TYPE_NAMES for e in entries):
+            continue
+        found.append((when, name, entries))
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [(name, entries) for _, name, entries in found]
+
+
+def merge_own_packs(repo: Repository, sources: Sequence[tuple[str, list[packfile.Entry]]], *,
+                    regroup: bool, before_visible: Callable[[str], None] | None = None) -> str:
+    return packfile.merge(pack_dir(repo), sources, regroup=regroup,
+                          before_visible=before_visible).name
+
+
+def read_pack(repo: Repository, name: str) -> list[packfile.Entry] | None:
+    return packfile.read(pack_dir(repo), name)
+
+
+def remove_packs(repo: Repository, names: Iterable[str]) -> None:
+    packfile.remove(pack_dir(repo), names)
+
+
+def loose_commit_since(repo: Repository, tip: Oid, since: Oid | None) -> bool:
+    """Whether a commit reachable from ``tip`` and not from ``since`` is a loose object
+    (written by libgit2 or git, not as an append's pack: a merge, an older version)."""
+    objects = common_dir(repo) / "objects"
+    walker = repo.walk(tip, pygit2.enums.SortMode.NONE)
+    if since is not None:
+        walker.hide(since)
+    for commit in walker:
+        name = str(commit.id)
+        if os.path.exists(objects / name[:2] / name[2:]):
+            return True
+    return False
 
 
 def prune_loose(repo: Repository, ids: Iterable[str]) -> None:

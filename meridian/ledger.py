@@ -15,6 +15,7 @@ append costs the same at 100 records as at 100,000.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from meridian import gitio, layout, records
+from meridian import gitio, layout, packfile, records
 from meridian.errors import LedgerConflict, MeridianError
 from meridian.records import Record
 
@@ -44,8 +45,12 @@ RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 RETRY_DEADLINE_SECONDS = 60.0
 # Packing (see Ledger.pack): appends between two packs of the branch's new objects, packs
 # merged into one once a level holds this many.
-PACK_EVERY = 64
-PACKS_PER_LEVEL = 8
+PACK_EVERY = 16
+PACKS_PER_LEVEL = 4
+COUNTER_BYTES = 1 << 16  # the append counter is emptied past this size
+RETIRE_SECONDS = 2.0  # a pack merged into another is deleted at a pack this much later
+RETIRED_PACKS = PACK_EVERY  # ... or sooner, the oldest, beyond this many
+MISSING_TRIES = 3
 FIRST_PACK_DEPTH = 1000  # a branch never packed by Meridian: pack its newest commits only
 # A record may be stamped at most this much after the clock of the commit that stores it
 # (refused on write here; flagged by meridian verify; see meridian.gates.evidence).
@@ -106,7 +111,12 @@ class Ledger:
         self._counter: Path | None = None  # .git/meridian/unpacked-<branch>, once known
         # blob id -> bytes of the shards this ledger's last commit wrote (the next append
         # to the same shard starts from them instead of reading the blob back)
-        self._last_shards: dict[gitio.Oid, bytes] = {}
+        self._last_shards: dict[bytes, bytes] = {}
+        # the trees (raw id -> bytes) and (commit, tree) of this ledger's last commit: the
+        # next append edits them without reading them back
+        self._last_trees: dict[bytes, gitio.RawTree] = {}
+        self._last_commit: tuple[gitio.Oid, gitio.Oid] | None = None
+        self._own_appends = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Ledger:
@@ -225,9 +235,28 @@ class Ledger:
     def commit(self, write: Write) -> WriteResult:
         """Apply ``write`` as one commit, retrying on a concurrent writer (CAS)."""
         clean = self._redacted(write)
-        result = self._retrying(lambda: self._try_commit(clean, self.tip()))
+
+        def attempt() -> WriteResult:
+            for tries in range(MISSING_TRIES):
+                try:
+                    return self._try_commit(clean, self.tip())
+                except KeyError:
+                    # an object of the tip not found: a concurrent packer may have merged
+                    # and deleted the pack this process knew between its two looks at the
+                    # pack directory; the next look finds the merged pack
+                    if tries == MISSING_TRIES - 1:
+                        raise
+            raise AssertionError("unreachable")
+
+        result = self._retrying(attempt)
         if result.commit is not None:
             self._count_append()
+            self._own_appends += 1
+            if self._own_appends % PACK_EVERY == 0:
+                # libgit2 never forgets a pack it once listed (each append adds one, which
+                # a pack later merges and deletes): every lookup that misses walks them
+                # all, so a long-lived ledger starts afresh now and then (0.1 ms)
+                self.repo = gitio.reopen(self.repo)
         return result
 
     # --- packing ------------------------------------------------------------------------
@@ -252,7 +281,10 @@ class Ledger:
                 count = os.fstat(fd).st_size
             finally:
                 os.close(fd)
-            if count >= PACK_EVERY:
+            # every PACK_EVERY-th append packs (O_APPEND gives each append its own size,
+            # so exactly one of concurrent appenders sees each multiple); the file is
+            # emptied only now and then (truncating costs more than an append's byte)
+            if count % PACK_EVERY == 0:
                 self.pack()
         except (OSError, MeridianError, KeyError, ValueError, gitio.GitError):
             # the commit is acknowledged; a packing failure (git missing or too old, a
@@ -262,44 +294,49 @@ class Ledger:
             pass
 
     def pack(self) -> str | None:
-        """Pack the branch's objects written since the last pack, then merge packs.
+        """Merge the packs appends wrote since the last pack into one, then merge packs.
 
-        Each append writes 4-6 loose objects (a shard, the trees on its path, a commit),
-        about 20 KiB on disk, which delta-compress to a few hundred bytes in a pack. This
-        packs the objects reachable from the tip and not from the tip packed last time,
-        skipping objects already packed, and deletes the loose copies; once a level holds
-        PACKS_PER_LEVEL of these packs they become one pack of the next level (so the
-        number of packs grows with the log of the history). Objects are only ever
-        deleted when a complete pack holds them: concurrent writers and a killed packer
-        lose nothing (a kill leaves a temporary file, or a loose copy, for the next run).
-        One packer at a time per branch: an OS lock on a file under .git/meridian, which
-        the kernel releases when its holder exits or is killed, so a killed packer never
+        Each append writes its objects (a shard, the trees on its path, a commit) as one
+        small pack of full objects (``gitio.PackedAppend``), some 10 KiB on disk; this
+        makes one pack of them (``meridian.packfile.merge``: a shard's versions as deltas
+        of its newest, a tree's as deltas of its newest, a few bytes each) in process,
+        with no git command. Objects that are loose (a merge's commit, an older version's
+        appends) are packed by `git pack-objects` as before, when the walk of the commits
+        since the last pack meets one. Once a level holds PACKS_PER_LEVEL packs they
+        become one pack of the next level, their entries copied as they are (so the
+        number of packs grows with the log of the history). Objects are only ever deleted
+        when a complete pack holds them: concurrent writers and a killed packer lose
+        nothing (a kill leaves a temporary file, or a small pack, for the next run). One
+        packer at a time per branch: an OS lock on a file under .git/meridian, which the
+        kernel releases when its holder exits or is killed, so a killed packer never
         blocks packing and no packer can take another's live lock for a stale one (a lock
-        file's existence or age could do both). Returns the
-        new pack's name, None when there was nothing to do or another packer runs.
+        file's existence or age could do both). Returns the new pack's name, None when
+        there was nothing to do or another packer runs.
         """
         fd = os.open(self._local_name("pack", ".lock"), os.O_CREAT | os.O_RDWR, 0o644)
         try:
             if not _try_lock(fd):
                 return None  # another packer runs
-            try:
-                os.truncate(self._local_name("unpacked"), 0)
-            except FileNotFoundError:
-                pass
+            counter = self._local_name("unpacked")
+            with contextlib.suppress(FileNotFoundError):
+                if counter.stat().st_size >= COUNTER_BYTES:
+                    os.truncate(counter, 0)
             # A packer leaves this marker only by dying (or failing) between its first
-            # write and its state file: its pack may hold objects whose loose copies it
-            # never deleted, which the next pack skips (they are packed), so the next
-            # packer sweeps every packed loose object instead of its own pack's.
+            # write and its state file. It names the pack being merged, which the next
+            # packer adopts; and a git pack may hold objects whose loose copies it never
+            # deleted, which the next pack skips (they are packed), so the next packer
+            # sweeps every packed loose object instead of its own pack's.
             running = self._local_name("pack", ".running")
             died = running.exists()
-            running.touch()
-            name = self._pack_locked(sweep=died)
+            adopted = running.read_text().split() if died else []
+            running.write_text("")
+            name = self._pack_locked(sweep=died, adopted=adopted, running=running)
             running.unlink()
             return name
         finally:
             os.close(fd)  # releases the lock (so does the process's death)
 
-    def _pack_locked(self, *, sweep: bool) -> str | None:
+    def _pack_locked(self, *, sweep: bool, adopted: list[str], running: Path) -> str | None:
         tip = self.tip()
         if tip is None:
             return None
@@ -308,44 +345,108 @@ class Ledger:
             state = json.loads(state_path.read_text())
             packed = gitio.Oid(hex=str(state["tip"]))
             levels = [[str(name) for name in level] for level in state["levels"]]
+            retired = {str(name): float(when) for name, when in state.get("retired", [])}
             since: gitio.Oid | None = packed if packed in self.repo else None
         except (OSError, ValueError, KeyError, TypeError):
-            since, levels = None, []
-        if since is None:
-            since = self._first_parent_ancestor(tip, FIRST_PACK_DEPTH)
-        if since == tip:
-            if sweep:
-                gitio.prune_packed(self.repo)
-            return None
-        name = gitio.pack_new_objects(self.repo, tip, since)
+            since, levels, retired = None, [], {}
         if not levels:
             levels.append([])
-        if name is not None:
-            levels[0].append(name)
-        # The loose copies of what the new pack holds go (read from its index: no second
-        # git process, ~15 ms of each pack). Every PACKS_PER_LEVEL-th pack, and whenever
-        # the index cannot be read, `git prune-packed` sweeps every loose object any pack
-        # holds, so the copies a packer killed before this point left go too.
-        packed_ids = gitio.pack_object_ids(self.repo, name) if name is not None else []
-        if sweep or packed_ids is None or len(levels[0]) >= PACKS_PER_LEVEL:
+        # Packs merged into another are deleted at a later pack, not at once: a reader that
+        # listed the pack directory just before the merged pack appeared, then looks in a
+        # pack deleted meanwhile, finds the object nowhere (libgit2 re-lists once). They
+        # go once RETIRE_SECONDS old, and the oldest beyond RETIRED_PACKS sooner (their
+        # number counts toward `git gc --auto`'s limit of packs).
+        now = time.time()
+        oldest = sorted(retired, key=lambda name: retired[name])
+        expired = [name for at, name in enumerate(oldest) if now - retired[name] >= RETIRE_SECONDS
+                   or len(oldest) - at > RETIRED_PACKS]
+        gitio.remove_packs(self.repo, expired)
+        for name in expired:
+            del retired[name]
+        known = {name for level in levels for name in level} | set(retired)
+        for name in adopted:  # a merged pack its dead packer never recorded
+            if name not in known and gitio.read_pack(self.repo, name) is not None:
+                levels[0].append(name)
+                known.add(name)
+
+        def announce(name: str) -> None:
+            # before the pack exists: a packer killed from here on names it to the next
+            with running.open("a") as handle:
+                handle.write(name + "\n")
+
+        new: str | None = None
+        small = gitio.small_packs(self.repo, exclude=known)
+        if small:
+            new = gitio.merge_own_packs(self.repo, small, regroup=True, before_visible=announce)
+            if new not in known:
+                levels[0].append(new)
+                known.add(new)
+            # every object of these is in the complete pack just made (and announced)
+            retired.update((name, now) for name, _ in small if name != new)
+
+        first = since is None
+        if since is None:
+            since = self._first_parent_ancestor(tip, FIRST_PACK_DEPTH)
+        # Appends write no loose object; merges and older versions do: a walk of the
+        # commits since the last pack finds them.
+        if since != tip and (sweep or gitio.loose_commit_since(self.repo, tip, since)):
+            made = gitio.pack_new_objects(self.repo, tip, since)
+            if made is not None and made not in known:
+                levels[0].append(made)
+                known.add(made)
+                new = made
+            # The loose copies of what the new pack holds go (read from its index: no
+            # second git process); after a packer died, when the index cannot be read
+            # and once a level fills, `git prune-packed` sweeps every loose object any
+            # pack holds (the copies a packer killed before its deletion left).
+            packed_ids = gitio.pack_object_ids(self.repo, made) if made is not None else []
+            if sweep or packed_ids is None or len(levels[0]) >= PACKS_PER_LEVEL:
+                gitio.prune_packed(self.repo)
+            else:
+                gitio.prune_loose(self.repo, packed_ids)
+        elif sweep:
             gitio.prune_packed(self.repo)
-        else:
-            gitio.prune_loose(self.repo, packed_ids)
         for level in range(len(levels)):
             if len(levels[level]) >= PACKS_PER_LEVEL:
-                merged = gitio.merge_packs(self.repo, levels[level])
+                merged = self._merge_level(levels[level], announce, retired)
                 levels[level] = []
                 if merged is not None:
                     if level + 1 == len(levels):
                         levels.append([])
                     levels[level + 1].append(merged)
-        from meridian.idindex import sweep_temporaries
+        self._save_pack_state(state_path, tip, levels, retired,
+                              sweep=sweep or first or len(levels[0]) == 0)
+        return new
 
-        sweep_temporaries(state_path)  # what a packer killed here before left
+    def _merge_level(self, names: list[str], announce: Callable[[str], None],
+                     retired: dict[str, float]) -> str | None:
+        """One pack of ``names``: entries copied as they are (in process), or by
+        `git pack-objects` for a pack this cannot read (past 2 GiB, another format)."""
+        sources = []
+        for name in names:
+            entries = gitio.read_pack(self.repo, name)
+            if entries is None:
+                if (gitio.pack_dir(self.repo) / f"{name}.idx").exists():
+                    return gitio.merge_packs(self.repo, names)
+                continue  # gone (a `git gc` repacked it): nothing to merge
+            sources.append((name, entries))
+        if not sources:
+            return None
+        merged = gitio.merge_own_packs(self.repo, sources, regroup=False, before_visible=announce)
+        now = time.time()
+        retired.update((name, now) for name, _ in sources if name != merged)
+        return merged
+
+    def _save_pack_state(self, state_path: Path, tip: gitio.Oid, levels: list[list[str]],
+                         retired: dict[str, float], *, sweep: bool) -> None:
+        if sweep:
+            from meridian.idindex import sweep_temporaries
+
+            sweep_temporaries(state_path)  # what a packer killed here before left
         temporary = state_path.with_name(f"{state_path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"tip": str(tip), "levels": levels}) + "\n")
+        temporary.write_text(json.dumps({"tip": str(tip), "levels": levels,
+                                         "retired": sorted(retired.items())}) + "\n")
         os.replace(temporary, state_path)
-        return name
 
     def _first_parent_ancestor(self, tip: gitio.Oid, depth: int) -> gitio.Oid | None:
         commit = tip
@@ -467,8 +568,7 @@ class Ledger:
 
     def _try_commit(self, write: Write, tip: gitio.Oid | None) -> WriteResult:
         repo = self.repo
-        base = None if tip is None else gitio.commit_tree(repo, tip)
-        updates: dict[str, gitio.Oid] = {}
+        updates: dict[str, bytes] = {}  # path -> raw id of the blob written there
         written: list[Record] = []
         skipped: list[Record] = []
 
@@ -488,16 +588,19 @@ class Ledger:
             grouped.setdefault((stream, record.month), []).append(record)
             written.append(record)
 
-        shards_written: list[tuple[gitio.Oid, bytes]] = []
+        # Every object of the write goes into one new pack (``gitio.PackedAppend``): one
+        # file and its index, where loose objects cost a file each.
+        append = gitio.PackedAppend(repo, self._last_trees)
+        root = None if tip is None else self._tree_id(tip)
+        shards_written: list[tuple[bytes, bytes]] = []
         for (stream, month), batch in grouped.items():
-            month_tree = gitio.tree_entry(repo, base, f"{stream}/{month}")
-            number, entry = layout.open_shard_entry(
-                repo, month_tree if isinstance(month_tree, gitio.Tree) else None)
+            month_tree = append.subtree(root, f"{stream}/{month}")
+            number, entry = layout.open_shard_entry(append, month_tree)
             payload = "".join(r.line() + "\n" for r in batch).encode()
             existing = b""
             if entry is not None:
                 # The shard this ledger wrote last is not read back (nor inflated) again.
-                data = self._last_shards.get(entry.id)
+                data = self._last_shards.get(entry.raw_id)
                 if data is None:
                     data = gitio.blob_data(repo[entry.id]) or b""
                 if data and len(data) + len(payload) > layout.SHARD_BYTES:
@@ -507,28 +610,44 @@ class Ledger:
                     if existing and not existing.endswith(b"\n"):
                         existing += b"\n"
             content = existing + payload
-            oid = gitio.write_blob(repo, content)
-            updates[layout.shard_path(stream, month, number)] = oid
-            shards_written.append((oid, content))
+            blob = append.add(packfile.BLOB, content)
+            updates[layout.shard_path(stream, month, number)] = blob
+            shards_written.append((blob, content))
 
         for path, data in write.blobs.items():
-            current = gitio.tree_entry(repo, base, path)
-            new_oid = gitio.write_blob(repo, data)
+            current = append.entry(root, path)
+            new_oid = packfile.object_id(packfile.BLOB, data)
             if current is not None:
-                if current.id != new_oid:
+                if current[2] != new_oid:
                     raise MeridianError(f"{self.branch}:{path} already exists with other content; "
                                         "documents on the state branch are immutable")
                 continue
-            updates[path] = new_oid
+            updates[path] = append.add(packfile.BLOB, data)
 
         if not updates:
             return WriteResult(commit=None, written=[], skipped=skipped)
-        trees: list[gitio.Oid] = []
-        tree = gitio.update_tree(repo, base, updates, trees)
+        tree = gitio.Oid(raw=append.update(root, updates))
         parents = [] if tip is None else [tip]
-        oid = gitio.create_commit(repo, self.refname, tree, parents, write.message(), expected=tip,
-                                  who=self.identity)
-        self._acknowledge(oid, tree, tip, [*updates.values(), *trees])
+        message = write.message()
+        sig = gitio.signature_now(self.identity)
+        made = gitio.Oid(raw=append.add(packfile.COMMIT,
+                                        gitio.commit_bytes(tree, parents, sig, message)))
+        pack = gitio.write_packed(append)
+        # libgit2 finds the commit stored (the same bytes) and only moves the ref, with
+        # its compare-and-swap and reflog line; a commit it made differently is loose.
+        try:
+            oid = gitio.create_commit(repo, self.refname, tree, parents, message,
+                                      expected=tip, sig=sig)
+        except (LedgerConflict, MeridianError):
+            # the branch does not name this commit (another writer moved it first, or the
+            # ref could not move): nothing references the pack, which goes (a retry
+            # writes its own)
+            gitio.remove_packs(repo, [pack.name])
+            raise
+        self._acknowledge(oid, tree, tip, [gitio.Oid(raw=raw) for raw in pack.ids
+                                           if raw != made.raw or oid == made], pack)
+        self._last_trees = append.made
+        self._last_commit = (oid, tree)
         self._last_shards = dict(shards_written)
         if stored_ids:
             from meridian import idindex
@@ -538,13 +657,20 @@ class Ledger:
                 idindex.save(self, known)
         return WriteResult(commit=oid, written=written, skipped=skipped)
 
+    def _tree_id(self, commit: gitio.Oid) -> bytes:
+        """The raw id of ``commit``'s tree (this ledger's last commit: known, not read)."""
+        if self._last_commit is not None and self._last_commit[0] == commit:
+            return self._last_commit[1].raw
+        return gitio.commit_tree_id(self.repo, commit).raw
+
     def _acknowledge(self, oid: gitio.Oid, tree: gitio.Oid, tip: gitio.Oid | None,
-                     objects: list[gitio.Oid] | None = None) -> None:
+                     objects: list[gitio.Oid] | None = None,
+                     pack: packfile.Written | None = None) -> None:
         """A write counts only once the ref, re-read from disk, names the new commit and
         that commit, its tree and every blob and subtree the write made exist: libgit2
         can return an id for an object whose write failed (a full disk), and "stored"
         must never be said of it."""
-        stored = gitio.stored_on_branch(self.repo, self.refname, oid, tree, objects or ())
+        stored = gitio.stored_on_branch(self.repo, self.refname, oid, tree, objects or (), pack)
         if stored:
             return  # on disk, and the branch reaches it (another writer may be on top)
         if stored is None and tip is not None:
@@ -553,6 +679,11 @@ class Ledger:
                 gitio.set_ref(self.repo, self.refname, tip, expected=oid)
             except MeridianError:
                 pass
+            else:
+                if pack is not None:
+                    # what is left of this write's pack is referenced by nothing now, and
+                    # a damaged pack would fail every reader that looks into it
+                    gitio.remove_packs(self.repo, [pack.name])
         raise MeridianError(
             f"the write to {self.branch} was not stored: after the commit the branch does not "
             f"name commit {str(oid)[:12]} with its tree on disk (is the disk full?); nothing "

@@ -54,12 +54,18 @@ def test_appends_pack_their_loose_objects_and_packs_merge_by_level(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ledger_module, "PACK_EVERY", 8)
     monkeypatch.setattr(ledger_module, "PACKS_PER_LEVEL", 3)
+    monkeypatch.setattr(ledger_module, "RETIRE_SECONDS", 0.0)
     ledger = Ledger.open(repo)
     for n in range(100):
         ledger.emit("test.append", {"n": n})
-        # never more than one interval of appends loose (5 objects each)
-        assert _loose_objects(repo) <= 8 * 5 + 5
-    # 12 packs of 8 appends, merged 3 at a time: a handful of packs, not 12
+        # an append writes one small pack and no loose object; never more than one
+        # interval of them besides the merged packs (at most 2 per level here) and the
+        # packs the last pack merged (8 small ones and a level's 3), deleted by the next
+        assert _loose_objects(repo) == 0
+        assert len(_packs(repo)) <= 8 + 2 * 3 + (8 + 3)
+    ledger.pack()
+    ledger.pack()  # deletes what the one before merged
+    # 13 packs of at most 8 appends, merged 3 at a time: a handful of packs, not 100
     assert 1 <= len(_packs(repo)) <= 5
     assert [r.data["n"] for r in ledger.records()] == list(range(100))
     _assert_intact(repo)
@@ -89,7 +95,7 @@ def test_a_running_packer_is_not_raced_and_a_killed_one_blocks_nothing(repo: Pat
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         assert ledger.pack() is None  # held by a live process: skipped, nothing touched
-        assert _loose_objects(repo) > 0 and not _packs(repo)
+        assert len(_packs(repo)) == 5  # the appends' own packs, not merged
         # a lock file that exists and is old does not count: only the OS lock does
         lock = ledger.local_dir / "pack-meridian__state.lock"
         old = time.time() - 3600
@@ -101,7 +107,8 @@ def test_a_running_packer_is_not_raced_and_a_killed_one_blocks_nothing(repo: Pat
     # its holder killed, the lock is free at once (no waiting for it to look stale)
     assert lock.exists()
     assert ledger.pack() is not None
-    assert _loose_objects(repo) == 0
+    # one pack holds all; the 5 it merged are deleted by a pack RETIRE_SECONDS later
+    assert _loose_objects(repo) == 0 and len(_packs(repo)) == 1 + 5
     _assert_intact(repo)
 
 
@@ -194,9 +201,26 @@ def test_writers_racing_a_pruner_of_object_directories_are_never_refused(repo: P
     _assert_intact(repo)
 
 
+def _loose_append(ledger: Ledger, n: int) -> None:
+    """One record appended as loose objects (libgit2's own writes: what an older Meridian,
+    or a merge of two histories, leaves on the branch)."""
+    from meridian import gitio, layout
+
+    record = ledger.record("test.append", {"n": n})
+    tip = ledger.tip()
+    base = None if tip is None else gitio.commit_tree(ledger.repo, tip)
+    path = layout.shard_path("events", record.month, 0)
+    old = ledger.read(path) or b""
+    blob = gitio.write_blob(ledger.repo, old + record.line().encode() + b"\n")
+    tree = gitio.update_tree(ledger.repo, base, {path: blob})
+    gitio.create_commit(ledger.repo, ledger.refname, tree, [] if tip is None else [tip],
+                        f"test.append\n\nMeridian-Record: {record.id}\n", expected=tip)
+
+
 def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The loose copies go by the new pack's index (no `git prune-packed` per pack); an
+    """Loose objects on the branch (a merge's, an older version's) are packed by git. The
+    loose copies go by the new pack's index (no `git prune-packed` per pack); an
     index that cannot be read falls back to `git prune-packed`; a packer killed after
     its pack was written leaves loose copies that the sweep of every PACKS_PER_LEVEL-th
     pack removes. Nothing is ever unreadable."""
@@ -206,7 +230,7 @@ def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
     monkeypatch.setattr(ledger_module, "PACKS_PER_LEVEL", 3)
     ledger = Ledger.open(repo)
     for n in range(6):
-        ledger.emit("test.append", {"n": n})
+        _loose_append(ledger, n)
     stranger = ledger.repo.create_blob(b"not the ledger's, loose\n")  # no pack holds it
     name = ledger.pack()
     assert name is not None
@@ -223,17 +247,17 @@ def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
     # a packer killed between its pack and the deletion: the next packs leave those
     # copies (their packs do not hold them again) until the sweep
     for n in range(6, 9):
-        ledger.emit("test.append", {"n": n})
+        _loose_append(ledger, n)
     since = ledger.tip()
     for n in range(9, 12):
-        ledger.emit("test.append", {"n": n})
+        _loose_append(ledger, n)
     orphan = gitio.pack_new_objects(ledger.repo, ledger.tip(), since)
     assert orphan is not None
     left = gitio.pack_object_ids(ledger.repo, orphan)
     assert left and all((objects / i[:2] / i[2:]).exists() for i in left)
     ledger.pack()  # pack 2 of the level: its own copies only
     assert all((objects / i[:2] / i[2:]).exists() for i in left)
-    ledger.emit("test.append", {"n": 12})
+    _loose_append(ledger, 12)
     ledger.pack()  # pack 3 of 3: the sweep
     assert not any((objects / i[:2] / i[2:]).exists() for i in left)
     assert _loose_objects(repo) == 1  # the stranger, packed by no one
@@ -242,7 +266,7 @@ def test_a_pack_deletes_exactly_the_loose_copies_its_index_lists(
     # an index that cannot be read: `git prune-packed` does the deletion
     monkeypatch.setattr(gitio, "pack_object_ids", lambda repo, name: None)
     for n in range(13, 16):
-        ledger.emit("test.append", {"n": n})
+        _loose_append(ledger, n)
     ledger.pack()
     assert _loose_objects(repo) == 1
     assert [r.data["n"] for r in ledger.records()] == list(range(16))

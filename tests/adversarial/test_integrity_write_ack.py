@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,16 +23,40 @@ from tests.adversarial.conftest import Proc
 NOTE = json.dumps({"session": "s1", "event": "note", "notes": "a lesson"})
 
 
-def test_a_commit_object_lost_on_a_full_disk_is_never_acknowledged(
-        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
-    """libgit2 returned an id, the ref moved, but the object write failed (ENOSPC)."""
+def _pack_holding(repo: pygit2.Repository, oid: pygit2.Oid) -> Path:
+    """The pack file (of the ones an append writes) holding object ``oid``."""
+    from meridian import packfile
+
+    directory = gitio.pack_dir(repo)
+    for idx in directory.glob("pack-*.idx"):
+        entries = packfile.read(directory, idx.stem)
+        if entries is not None and any(e.oid == oid.raw for e in entries):
+            return directory / f"{idx.stem}.pack"
+    raise AssertionError(f"no pack holds {oid}")
+
+
+def _damage(pack: Path, how: str) -> None:
+    """What a full disk leaves of a pack libgit2 or the kernel said was written."""
+    if how == "pack cut short":
+        data = pack.read_bytes()
+        pack.chmod(0o644)
+        pack.write_bytes(data[: len(data) // 2])
+    else:  # its index lost
+        pack.with_suffix(".idx").unlink()
+
+
+@pytest.mark.parametrize("how", ["pack cut short", "index lost"])
+def test_a_commit_lost_on_a_full_disk_after_the_ref_moved_is_never_acknowledged(
+        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch,
+        how: str) -> None:
+    """The ref moved to the new commit, but the pack holding it (and the write's blob and
+    trees) is not whole on disk: the write is not stored, and the branch is put back."""
     tip = Ledger.open(project).tip()
     real = gitio.create_commit
 
     def lossy(repo, refname, tree, parents, message, **options):  # type: ignore[no-untyped-def]
         oid = real(repo, refname, tree, parents, message, **options)
-        loose = Path(repo.path) / "objects" / str(oid)[:2] / str(oid)[2:]
-        loose.unlink()  # what a full disk leaves: the id without the object
+        _damage(_pack_holding(repo, oid), how)
         return oid
 
     with monkeypatch.context() as patched:
@@ -45,20 +70,55 @@ def test_a_commit_object_lost_on_a_full_disk_is_never_acknowledged(
     assert cli("verify").code == 0
 
 
+def test_a_loose_commit_object_lost_on_a_full_disk_is_never_acknowledged(
+        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
+    """libgit2 made its own commit object (loose: not the bytes the append packed),
+    returned its id and moved the ref, but the object write failed (ENOSPC)."""
+    tip = Ledger.open(project).tip()
+    real = gitio.create_commit
+
+    def lossy(repo, refname, tree, parents, message, **options):  # type: ignore[no-untyped-def]
+        oid = real(repo, refname, tree, parents, message + "(libgit2's own)\n", **options)
+        loose = Path(repo.path) / "objects" / str(oid)[:2] / str(oid)[2:]
+        loose.unlink()  # what a full disk leaves: the id without the object
+        return oid
+
+    with monkeypatch.context() as patched:
+        patched.setattr(gitio, "create_commit", lossy)
+        result = cli("memory", "add", "episodic", "--json", NOTE)
+    assert result.code == 2, result
+    assert result.err.count("\n") == 1 and "was not stored" in result.err
+    assert Ledger.open(project).tip() == tip
+    assert cli("verify").code == 0
+
+
 def test_enospc_from_the_object_database_is_one_line_and_exit_2(
         project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
-    tip = Ledger.open(project).tip()
+    """The disk fills while the append's pack is written: half of it reaches the file."""
+    from meridian import packfile
 
-    def full(self, data):  # type: ignore[no-untyped-def]
+    tip = Ledger.open(project).tip()
+    calls = []
+
+    def full(fd, data):  # type: ignore[no-untyped-def]
+        calls.append(len(data))
+        if len(calls) == 1:
+            return os.write(fd, data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with monkeypatch.context() as patched:
-        patched.setattr(pygit2.Repository, "create_blob", full)
+        patched.setattr(packfile, "_os_write", full)
         result = cli("memory", "add", "episodic", "--json", NOTE)
     assert result.code == 2, result
     assert result.err == ("meridian: cannot write to the object database: No space left on "
                           "device\n")
     assert Ledger.open(project).tip() == tip
+    assert len(calls) == 2  # half the pack was written, then the disk was full
+    # nothing of the pack is left (a partial pack file is removed, not left as garbage)
+    directory = gitio.pack_dir(Ledger.open(project).repo)
+    assert not [p.name for p in directory.iterdir() if p.name.startswith("tmp_")]
+    assert all(p.with_suffix(".idx").exists() for p in directory.glob("*.pack"))
+    assert cli("verify").code == 0
 
 
 def test_a_full_disk_under_the_error_handler_is_not_a_traceback(
@@ -89,40 +149,29 @@ def test_a_full_disk_under_the_error_handler_is_not_a_traceback(
     assert result.err == "meridian: No space left on device (/x); nothing was written\n"
 
 
-def _lose_after(real: Callable[..., gitio.Oid], pick: Callable[..., gitio.Oid | None]
-                ) -> Callable[..., gitio.Oid]:
-    """``real``, then the loose file of the object ``pick`` names deleted: an id libgit2
-    returned for an object a full disk never wrote."""
-    def lossy(repo, *args, **kwargs):  # type: ignore[no-untyped-def]
-        oid = real(repo, *args, **kwargs)
-        lost = pick(repo, oid)
-        if lost is not None:
-            (Path(repo.path) / "objects" / str(lost)[:2] / str(lost)[2:]).unlink()
-        return oid
-    return lossy
-
-
-@pytest.mark.parametrize("lost", ["shard blob", "subtree"])
+@pytest.mark.parametrize("how", ["pack cut short", "index lost"])
 def test_a_lost_blob_or_subtree_is_never_acknowledged(
         project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch,
-        lost: str) -> None:
-    """An id came back for the record's shard (or a tree on its path) but the object is
-    not on disk: the write is lost, must not be said to be stored, and is one line."""
-    tip = Ledger.open(project).tip()
+        how: str) -> None:
+    """The append's pack (its shard blob and the trees on its path) was said to be
+    written but is not whole on disk before the ref is asked to move: libgit2 refuses a
+    commit whose tree it cannot find, the write is lost, never said to be stored, and is
+    one line."""
+    from meridian import packfile
 
-    def subtree(repo, tree):  # type: ignore[no-untyped-def]
-        # the recursion calls the patched function too: lose the root's memory/ tree
-        return repo[tree]["memory"].id if "memory" in repo[tree] else None
+    tip = Ledger.open(project).tip()
+    real = packfile.write
+
+    def lossy(directory, objects):  # type: ignore[no-untyped-def]
+        written = real(directory, objects)
+        _damage(directory / f"{written.name}.pack", how)
+        return written
 
     with monkeypatch.context() as patched:
-        if lost == "shard blob":
-            patched.setattr(gitio, "write_blob",
-                            _lose_after(gitio.write_blob, lambda repo, oid: oid))
-        else:
-            patched.setattr(gitio, "update_tree", _lose_after(gitio.update_tree, subtree))
+        patched.setattr(packfile, "write", lossy)
         result = cli("memory", "add", "episodic", "--json", NOTE)
-    assert result.code == 2, result  # refused where the tree is built (libgit2 checks
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err  # each entry)
+    assert result.code == 2, result  # refused where the commit is made (libgit2 checks
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err  # its tree)
     assert "stored" not in result.out
     assert Ledger.open(project).tip() == tip
     assert cli("verify").code == 0

@@ -1,0 +1,457 @@
+"""Git pack files written and merged in process (format version 2, index version 2, SHA-1).
+
+The state branch's appends are written as one small pack each (``write``: every object
+of the append in one file and its index, where loose objects cost one file each, and a
+file's creation is most of an object write's cost); ``merge`` makes one pack of many.
+Merging small packs (full objects only) stores each object that extends another as a
+delta against it: a shard's versions are prefixes of its newest one (an append only
+adds lines), and a tree's versions differ by an entry or two, so the common prefix and
+suffix make a delta of a few bytes. Merging packs this module merged before copies
+their entries as they are (offsets of deltas re-encoded), so no object is inflated
+twice. Every delta's base is a full object in the same pack (depth 1).
+
+A pack becomes visible to git and libgit2 only with its index, and the index is
+renamed into place complete, after the pack: a reader sees all of a pack or none of it.
+Nothing here imports pygit2; ids are the SHA-1 git computes (``object_id``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
+OFS_DELTA, REF_DELTA = 6, 7
+TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
+_IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
+_MAX_OFFSET = 0x7FFFFFFF  # index offsets past this need the large-offset table: not written
+DELTA_MAX_BYTES = 1 << 20  # objects larger than this are stored full (documents)
+LEVEL = 1  # zlib level of the objects written (git's core.looseCompression default)
+
+
+def object_id(kind: int, data: bytes) -> bytes:
+    """The 20-byte id git gives an object of type ``kind`` holding ``data``."""
+    digest = hashlib.sha1(b"%s %d\0" % (TYPE_NAMES[kind], len(data)))
+    digest.update(data)
+    return digest.digest()
+
+
+@dataclass(frozen=True)
+class Written:
+    """A pack on disk: its name (``pack-<hex>``), the ids it holds, its files' sizes."""
+
+    name: str
+    ids: tuple[bytes, ...]
+    pack_size: int
+    idx_size: int
+
+
+def _header(kind: int, size: int) -> bytes:
+    byte = (kind << 4) | (size & 0x0F)
+    size >>= 4
+    out = bytearray()
+    while size:
+        out.append(byte | 0x80)
+        byte = size & 0x7F
+        size >>= 7
+    out.append(byte)
+    return bytes(out)
+
+
+def _ofs(distance: int) -> bytes:
+    out = bytearray([distance & 0x7F])
+    distance >>= 7
+    while distance:
+        distance -= 1
+        out.insert(0, 0x80 | (distance & 0x7F))
+        distance >>= 7
+    return bytes(out)
+
+
+class _Builder:
+    """Entries of a pack being assembled in memory, then written with its index."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = [b""]  # the pack header goes first, once the count is known
+        self.offset = 12
+        self.entries: dict[bytes, tuple[int, int]] = {}  # id -> (offset, crc32)
+
+    def add(self, oid: bytes, entry: bytes) -> int:
+        at = self.offset
+        self.parts.append(entry)
+        self.entries[oid] = (at, zlib.crc32(entry))
+        self.offset += len(entry)
+        return at
+
+    def full(self, oid: bytes, kind: int, data: bytes) -> int:
+        return self.add(oid, _header(kind, len(data)) + zlib.compress(data, LEVEL))
+
+    def finish(self) -> tuple[bytes, bytes, str]:
+        """(pack bytes, index bytes, name)."""
+        self.parts[0] = b"PACK" + struct.pack(">II", 2, len(self.entries))
+        digest = hashlib.sha1()
+        for part in self.parts:
+            digest.update(part)
+        checksum = digest.digest()
+        self.parts.append(checksum)
+        pack = b"".join(self.parts)
+        ids = sorted(self.entries)
+        fanout = [0] * 256
+        for oid in ids:
+            fanout[oid[0]] += 1
+        total = 0
+        for byte in range(256):
+            total += fanout[byte]
+            fanout[byte] = total
+        offsets = [self.entries[oid][0] for oid in ids]
+        if offsets and max(offsets) > _MAX_OFFSET:
+            raise ValueError("pack too large for a plain index")
+        index = b"".join([
+            _IDX_MAGIC, struct.pack(">256I", *fanout), b"".join(ids),
+            struct.pack(f">{len(ids)}I", *(self.entries[oid][1] for oid in ids)),
+            struct.pack(f">{len(ids)}I", *offsets), checksum])
+        index += hashlib.sha1(index).digest()
+        return pack, index, f"pack-{checksum.hex()}"
+
+
+def _store(directory: Path, builder: _Builder,
+           before_visible: Callable[[str], None] | None = None) -> Written:
+    """Write the pack, then its index under a temporary name renamed into place."""
+    pack, index, name = builder.finish()
+    if before_visible is not None:
+        before_visible(name)
+    pack_path = directory / f"{name}.pack"
+    try:
+        fd = os.open(pack_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileExistsError:
+        # the same name is the same checksum: these very bytes are (being) written by
+        # another process; ours are written again under a name of our own
+        fd = -1
+    if fd == -1:
+        temporary = directory / f"tmp_pack_meridian_{os.getpid()}_{id(builder)}"
+        _write_file(temporary, pack)
+        os.replace(temporary, pack_path)
+    else:
+        _write_fd(fd, pack, pack_path)
+    temporary = directory / f"tmp_idx_meridian_{os.getpid()}_{id(builder)}"
+    _write_file(temporary, index)
+    os.replace(temporary, directory / f"{name}.idx")
+    return Written(name, tuple(builder.entries), len(pack), len(index))
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), data, path)
+
+
+_os_write = os.write  # (a test fills the disk here)
+
+
+def _write_fd(fd: int, data: bytes, path: Path) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[_os_write(fd, view):]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
+
+
+def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]]) -> Written:
+    """One pack of ``objects`` ((type, data, id) each, stored full) in ``directory``.
+
+    OSError (a full disk, say) leaves no pack behind: nothing of it is visible.
+    """
+    builder = _Builder()
+    for kind, data, oid in objects:
+        if oid not in builder.entries:
+            builder.full(oid, kind, data)
+    return _store(directory, builder)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    oid: bytes
+    offset: int
+    kind: int  # as stored: a delta type for a delta
+    raw: bytes  # the whole entry as stored (header, base reference, compressed data)
+    body: int  # where the compressed data starts in ``raw``
+    size: int  # the size in the header (of the object, or of the delta)
+    base: int | bytes | None = None  # OFS_DELTA: the base's offset; REF_DELTA: its id
+
+
+def read(directory: Path, name: str) -> list[Entry] | None:
+    """The entries of pack ``name`` in pack order, from its index; None when the pack or
+    its index is not complete and readable as this module writes them (version 2, SHA-1,
+    no large offsets) or they disagree."""
+    try:
+        data = (directory / f"{name}.pack").read_bytes()
+        index = (directory / f"{name}.idx").read_bytes()
+    except OSError:
+        return None
+    table_at = len(_IDX_MAGIC) + 256 * 4
+    if not index.startswith(_IDX_MAGIC) or len(index) < table_at + 40:
+        return None
+    count = struct.unpack_from(">I", index, table_at - 4)[0]
+    if len(index) != table_at + count * 28 + 40 or len(data) < 32 \
+            or data[:4] != b"PACK" or struct.unpack_from(">II", data, 4) != (2, count) \
+            or index[-40:-20] != data[-20:]:
+        return None
+    ids = [index[table_at + 20 * n:table_at + 20 * n + 20] for n in range(count)]
+    offsets = struct.unpack_from(f">{count}I", index, table_at + count * 24)
+    if any(offset & 0x80000000 for offset in offsets):
+        return None
+    order = sorted(range(count), key=lambda n: offsets[n])
+    entries = []
+    end = len(data) - 20
+    for rank, n in enumerate(order):
+        at = offsets[n]
+        stop = offsets[order[rank + 1]] if rank + 1 < count else end
+        if not 12 <= at < stop <= end:
+            return None
+        raw = data[at:stop]
+        byte = raw[0]
+        kind, size, shift, pos = (byte >> 4) & 7, byte & 0x0F, 4, 1
+        while byte & 0x80:
+            if pos >= len(raw):
+                return None
+            byte = raw[pos]
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            pos += 1
+        base: int | bytes | None = None
+        if kind == OFS_DELTA:
+            byte = raw[pos]
+            distance = byte & 0x7F
+            pos += 1
+            while byte & 0x80:
+                byte = raw[pos]
+                distance = ((distance + 1) << 7) | (byte & 0x7F)
+                pos += 1
+            base = at - distance
+        elif kind == REF_DELTA:
+            base = raw[pos:pos + 20]
+            pos += 20
+        elif kind not in TYPE_NAMES:
+            return None
+        entries.append(Entry(ids[n], at, kind, raw, pos, size, base))
+    return entries
+
+
+def inflate(entry: Entry) -> bytes:
+    return zlib.decompress(entry.raw[entry.body:])
+
+
+# --- merging --------------------------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _copy(offset: int, size: int) -> bytes:
+    out = bytearray()
+    while size:
+        chunk = min(size, 0xFFFFFF)
+        op, args = 0x80, bytearray()
+        for n in range(4):
+            byte = (offset >> (8 * n)) & 0xFF
+            if byte:
+                op |= 1 << n
+                args.append(byte)
+        for n in range(3):
+            byte = (chunk >> (8 * n)) & 0xFF
+            if byte:
+                op |= 0x10 << n
+                args.append(byte)
+        out.append(op)
+        out += args
+        offset += chunk
+        size -= chunk
+    return bytes(out)
+
+
+def _insert(data: bytes) -> bytes:
+    out = bytearray()
+    for at in range(0, len(data), 127):
+        chunk = data[at:at + 127]
+        out.append(len(chunk))
+        out += chunk
+    return bytes(out)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while low < high:  # a[:low] == b[:low], a[:high] != b[:high]
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def delta(base: bytes, target: bytes) -> bytes:
+    """A git delta making ``target`` from ``base``: their common prefix and suffix copied,
+    the rest inserted."""
+    prefix = _common_prefix(base, target)
+    limit = min(len(base), len(target)) - prefix
+    suffix = _common_prefix(base[::-1][:limit], target[::-1][:limit]) if limit > 0 else 0
+    ops = [_varint(len(base)), _varint(len(target))]
+    if prefix:
+        ops.append(_copy(0, prefix))
+    if len(target) - prefix - suffix:
+        ops.append(_insert(target[prefix:len(target) - suffix]))
+    if suffix:
+        ops.append(_copy(len(base) - suffix, suffix))
+    return b"".join(ops)
+
+
+def apply_delta(base: bytes, data: bytes) -> bytes:
+    """``target`` from ``base`` and a git delta (to check what ``delta`` writes)."""
+    pos = 0
+
+    def number() -> int:
+        nonlocal pos
+        value, shift = 0, 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+
+    if number() != len(base):
+        raise ValueError("delta base size mismatch")
+    size = number()
+    out = bytearray()
+    while pos < len(data):
+        op = data[pos]
+        pos += 1
+        if op & 0x80:
+            offset = length = 0
+            for n in range(4):
+                if op & (1 << n):
+                    offset |= data[pos] << (8 * n)
+                    pos += 1
+            for n in range(3):
+                if op & (0x10 << n):
+                    length |= data[pos] << (8 * n)
+                    pos += 1
+            out += base[offset:offset + (length or 0x10000)]
+        elif op:
+            out += data[pos:pos + op]
+            pos += op
+        else:
+            raise ValueError("delta opcode 0")
+    if len(out) != size:
+        raise ValueError("delta result size mismatch")
+    return bytes(out)
+
+
+def _family(kind: int, data: bytes) -> tuple[int, bytes]:
+    """Objects likely to be versions of one another: a blob's first line (a shard's first
+    record), a tree's first entry name, a commit's nothing (never delta'd)."""
+    if kind == BLOB:
+        return kind, data[:data.find(b"\n") + 1][:512]
+    if kind == TREE:
+        return kind, data[:data.find(b"\0")]
+    return kind, b""
+
+
+def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
+          regroup: bool = True, before_visible: Callable[[str], None] | None = None) -> Written:
+    """One pack holding every object of ``sources`` ((name, entries) of packs read).
+
+    With ``regroup`` (small packs of full objects), full objects are inflated and grouped
+    by family; the largest of a family is stored full and every other member as a delta
+    against it where that is smaller. Other entries (all of them without ``regroup``:
+    packs merged before) are copied with their compressed bytes as they are: an
+    OFS_DELTA's base offset is re-encoded, a REF_DELTA (git's own packs) names its base
+    by id and needs nothing. ``before_visible`` is called with the new pack's name
+    before any of its files exist.
+    """
+    builder = _Builder()
+    full: list[tuple[Entry, bytes]] = []  # entries of full objects with their data, to group
+    copied: list[tuple[Entry, bytes | None]] = []  # entries copied, with an OFS base's id
+    for _, entries in sources:
+        by_offset = {entry.offset: entry for entry in entries}
+        has_delta = {entry.base for entry in entries if entry.kind == OFS_DELTA}
+        for entry in entries:
+            if entry.kind == OFS_DELTA:
+                base = by_offset.get(entry.base)  # type: ignore[arg-type]
+                if base is None:
+                    raise ValueError("a delta whose base is not in its pack")
+                copied.append((entry, base.oid))
+            elif not regroup or entry.kind == REF_DELTA or entry.offset in has_delta \
+                    or entry.size > DELTA_MAX_BYTES:
+                copied.append((entry, None))
+            elif entry.kind == COMMIT:
+                copied.append((entry, None))  # never a delta: copied as it is
+            else:
+                full.append((entry, inflate(entry)))
+    families: dict[tuple[int, bytes], list[tuple[Entry, bytes]]] = {}
+    for entry, data in full:
+        families.setdefault(_family(entry.kind, data), []).append((entry, data))
+    for members in families.values():
+        members.sort(key=lambda member: -len(member[1]))
+        base, base_data = members[0]
+        if base.oid in builder.entries:
+            base_at = builder.entries[base.oid][0]
+        else:
+            base_at = builder.add(base.oid, base.raw)  # stored full as it was
+        for member, data in members[1:]:
+            oid = member.oid
+            if oid in builder.entries:
+                continue
+            made = delta(base_data, data)
+            if len(made) * 2 < len(data):
+                at = builder.offset
+                builder.add(oid, _header(OFS_DELTA, len(made)) + _ofs(at - base_at)
+                            + zlib.compress(made, LEVEL))
+            else:
+                builder.add(oid, member.raw)
+    # entries copied: bases (full or REF_DELTA) first, then OFS deltas against them
+    for entry, base_oid in copied:
+        if base_oid is None and entry.oid not in builder.entries:
+            builder.add(entry.oid, entry.raw)
+    for entry, base_oid in copied:
+        if base_oid is None or entry.oid in builder.entries:
+            continue
+        found = builder.entries.get(base_oid)
+        if found is None:
+            raise ValueError("a delta's base was not copied")
+        at = builder.offset
+        head = _header(OFS_DELTA, entry.size)
+        builder.add(entry.oid, head + _ofs(at - found[0]) + entry.raw[entry.body:])
+    return _store(directory, builder, before_visible)
+
+
+def remove(directory: Path, names: Iterable[str]) -> None:
+    """Delete packs (index first: no reader finds an index without its pack)."""
+    for name in names:
+        for suffix in (".idx", ".rev", ".bitmap", ".pack"):
+            with contextlib.suppress(FileNotFoundError):
+                (directory / f"{name}{suffix}").unlink()
