@@ -653,7 +653,7 @@ def create_commit(
         # (the object is written before the ref is touched: a raced write is retried)
         return _odb_write(lambda: repo.create_commit(refname, sig, sig, message, tree,
                                                      list(parents)))
-    except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
+    except (pygit2.GitError, pygit2.AlreadyExistsError, OSError, KeyError) as exc:
         if isinstance(exc, pygit2.AlreadyExistsError) or is_conflict(str(exc)):
             raise LedgerConflict(str(exc)) from None
         # An error reported after the ref moved (a reflog line that could not be
@@ -662,7 +662,8 @@ def create_commit(
         moved = moved_to(repo, refname, expected, sig, tree, parents, message)
         if moved is not None:
             return moved
-        raise MeridianError(f"cannot write {refname}: {exc}") from None
+        reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # pygit2 1.16
+        raise MeridianError(f"cannot write {refname}: {reason}") from None
 
 
 def commit_bytes(tree: Oid, parents: Sequence[Oid], sig: pygit2.Signature,
