@@ -30,8 +30,8 @@ GitError = pygit2.GitError
 # later) would hold thousands of descriptors; with a limit it closes the least recently
 # used (a pack is reopened when needed; a deleted one is skipped).
 PACK_FILE_LIMIT = 128
-if pygit2.option(pygit2.GIT_OPT_GET_MWINDOW_FILE_LIMIT) == 0:
-    pygit2.option(pygit2.GIT_OPT_SET_MWINDOW_FILE_LIMIT, PACK_FILE_LIMIT)
+if pygit2.option(pygit2.enums.Option.GET_MWINDOW_FILE_LIMIT) == 0:
+    pygit2.option(pygit2.enums.Option.SET_MWINDOW_FILE_LIMIT, PACK_FILE_LIMIT)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
