@@ -456,7 +456,6 @@ def _entry(item: Any) -> EntryView:
 
 def _entry_from_json(item: dict[str, Any]) -> EntryView:
     task = item["task"]
-    task_id = task["id"]
     trials = []
     graded = []
     passes = 0
@@ -465,18 +464,23 @@ def _entry_from_json(item: dict[str, Any]) -> EntryView:
         failing_pass = False
         if status == "pass":
             passes += 1
-            scores = trial.get("scores", ())
-            failing_pass = not scores or not all(
-                score["passed"] and not score.get("infra_error", False) for score in scores)
+            scores = trial.get("scores")
+            if not scores:
+                failing_pass = True
+            else:
+                for score in scores:
+                    if not score["passed"] or score.get("infra_error", False):
+                        failing_pass = True
+                        break
         trajectory = trial.get("trajectory")
-        view = TrialView(task_id=trial["task_id"], status=status, error=trial.get("error"),
-                         trajectory=None if trajectory is None
-                         else Cost(float(trajectory["cost_usd"])),
-                         failing_pass=failing_pass)
+        # positional: the slotted classes' fields in order (keywords cost a third more)
+        view = TrialView(trial["task_id"], status, trial.get("error"),
+                         None if trajectory is None else Cost(float(trajectory["cost_usd"])),
+                         failing_pass)
         trials.append(view)
         if status != "infra_error":
             graded.append(view)
-    return EntryView(task=TaskRef(task_id, task), trials=trials, passes=passes, graded=graded)
+    return EntryView(TaskRef(task["id"], task), trials, passes, graded)
 
 
 def _entry_from_model(item: Any, entry: runfile.TaskEntry) -> EntryView:
