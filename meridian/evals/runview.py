@@ -24,8 +24,8 @@ unknown keys), reading the answer straight from the parsed JSON. The rule:
   own task, no ``pass`` over a failing score, a summary that agrees with the results)
   are applied with the same messages;
 - a task's definition hash is the model's (``Task.definition_hash``), computed only
-  where two definitions are not identical (``repr`` equality: same keys, values and
-  types, so ``1``, ``1.0`` and ``true`` differ, as they do in the hash).
+  where two definitions are not identical (their ``marshal`` form: same keys, values
+  and types, so ``1``, ``1.0``, ``true`` and ``-0.0`` differ, as they do in the hash).
 
 Any document goes through this reader (a run on the state branch, an exported file):
 nothing here trusts who wrote it. ``tests/evals/test_runview_differential.py`` holds
