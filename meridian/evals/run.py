@@ -388,16 +388,28 @@ def too_large(size: int, source: str) -> RunFileError:
 
 
 def read_file(path: Any, source: str) -> bytes:
-    """The bytes of the run file at ``path`` (a ``Path``), refused with one line when it
-    cannot be read or is larger than ``MAX_RUN_BYTES`` (checked before reading)."""
+    """The bytes of the run file at ``path``, refused with one line when it cannot be
+    read, is not a regular file (opened without blocking: a FIFO swapped in is refused,
+    never waited on) or is larger than ``MAX_RUN_BYTES`` (checked before reading)."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > MAX_RUN_BYTES:
-                raise too_large(size, source)
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        raise RunFileError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise RunFileError(f"{source}: not a regular file")
+        if info.st_size > MAX_RUN_BYTES:
+            raise too_large(info.st_size, source)
+        with os.fdopen(os.dup(descriptor), "rb") as handle:
             data = handle.read(MAX_RUN_BYTES + 1)
     except OSError as exc:
         raise RunFileError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_RUN_BYTES:  # grew while it was read
         raise too_large(len(data), source)
     return data
