@@ -37,11 +37,20 @@ interleaved one call at a time:
                     src/module.py right after the Stop hook, whose session episode and
                     block moved the state tip (the hook re-keys the view: they change no
                     gate's phase)
+- allow Write after a gate command @N
+                    src/module.py right after ``meridian gate submit extra`` or ``meridian
+                    gate reopen extra`` (in turn: each changes a gate's phase), run in a
+                    process of its own; the command leaves the view computed again for
+                    the tip it moved to (``claude_view.update``)
+- allow Write after a refused commit @N
+                    src/module.py right after a ``git commit`` the pre-commit hook refused
+                    (a stub in a gate's file: its ``gate.blocked`` moved the tip; the hook
+                    re-keys the view)
 - allow Write after a new event @N
                     src/module.py right after a ``gate.blocked`` event written in this
                     process, which no Meridian command follows to re-key the view: the
-                    full path (not judged against the budget; a tip moved by an event
-                    that changes a phase, ``gate start``, is decided in full too)
+                    full path (not judged against the budget: a writer that is not
+                    Meridian's leaves the view to the next full decision)
 - record a spooled block @N
                     what the deny's child does after the answer, in a process of its own
                     (``block_spool.drain_at``; the child itself starts from the hook's
@@ -88,12 +97,29 @@ repos:
 """
 
 
+EXTRA_GATE = """\
+  - id: extra
+    artifacts: ["extra/**"]
+"""
+STUB = "def later():\n    raise NotImplementedError\n"
+
+
 class Project:
     def __init__(self, root: Path, events: int) -> None:
         self.root = _bench.make_project(root, events, claude=True)
         (self.root / ".pre-commit-config.yaml").write_text(FRAMEWORK_CONFIG)
-        _bench.git(self.root, "add", ".pre-commit-config.yaml")
-        _bench.git(self.root, "commit", "-q", "-m", "framework config")
+        # a gate of no needs whose phase a setup changes with a command each round
+        # (the offline evaluator: submitting it never leaves the machine)
+        gates = self.root / ".meridian" / "gates.yaml"
+        gates.write_text(gates.read_text() + EXTRA_GATE)
+        config = self.root / ".meridian" / "config.yaml"
+        config.write_text(config.read_text().replace("kind: auto", "kind: heuristic", 1))
+        (self.root / "extra").mkdir()
+        (self.root / "extra" / "notes.py").write_text(_bench.MODULE)
+        _bench.git(self.root, "add", "-A")
+        _bench.git(self.root, "commit", "-q", "-m", "framework config, gate extra")
+        _bench.quiet_meridian(self.root, "gate", "start", "extra")
+        self.extra_submitted = False
         self.hook = self.root / ".git" / "hooks" / "pre-commit"
         subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=self.root,
                        check=True, capture_output=True)
@@ -123,6 +149,31 @@ class Project:
     def new_event(self) -> None:
         self.ledger.emit("gate.blocked", {"gate": "docs", "source": "gate",
                                           "reason": f"bench {self.n}"})
+
+    def gate_command(self) -> None:
+        """``meridian gate submit extra`` or ``gate reopen extra``, in turn, in a process of
+        its own as a user runs it (each changes the gate's phase)."""
+        args = (["gate", "reopen", "extra", "--reason", "bench"] if self.extra_submitted
+                else ["gate", "submit", "extra"])
+        proc = subprocess.run([sys.executable, "-P", "-m", "meridian", *args], cwd=self.root,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode not in (0, 2):
+            raise SystemExit(f"meridian {' '.join(args)}: exit {proc.returncode}: {proc.stderr}")
+        self.extra_submitted = not self.extra_submitted
+
+    def refused_commit(self) -> None:
+        """A commit the pre-commit hook refuses (a stub in a gate's file), then unstaged."""
+        self.hook.write_text(self.stub)
+        self.hook.chmod(0o755)
+        stub = self.root / "src" / "later.py"
+        stub.write_text(STUB)
+        _bench.git(self.root, "add", "src/later.py")
+        proc = subprocess.run(["git", "commit", "-q", "-m", "a stub"], cwd=self.root,
+                              capture_output=True, text=True, check=False)
+        _bench.git(self.root, "rm", "-q", "--cached", "src/later.py")
+        stub.unlink()
+        if proc.returncode == 0:
+            raise SystemExit("the pre-commit hook let a stub through")
 
 
 def contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
@@ -192,7 +243,7 @@ def settle(projects: dict[int, Project]) -> None:
     """Wait (untimed) until the blocks the denies spooled are recorded: their detached
     drainer must not run beside the next contender (it is timed on its own below)."""
     for project in projects.values():
-        block_spool.drain_here(project.root)
+        block_spool.settle(project.root)
 
 
 def spool_block(project: Project) -> None:
@@ -228,6 +279,12 @@ def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contende
         # state tip; the hook re-keys the view, as every Meridian command does) ...
         out[f"allow Write after a Stop @{size:,}"] = _bench.Contender(
             write.run, setup=stop_hook(project.root))
+        # ... right after a command that changes a gate's phase (it computes the view
+        # again) and after a commit the pre-commit hook refused (its block re-keys it) ...
+        out[f"allow Write after a gate command @{size:,}"] = _bench.Contender(
+            write.run, setup=project.gate_command)
+        out[f"allow Write after a refused commit @{size:,}"] = _bench.Contender(
+            write.run, setup=project.refused_commit)
         # ... and right after an event a writer other than a Meridian command appended
         # (here: this process's ledger; no command ran to re-key the view)
         out[f"allow Write after a new event @{size:,}"] = _bench.Contender(
@@ -302,7 +359,10 @@ def main() -> int:
         for size in sizes:
             for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
                                  ("allow Write after a deny", 60.0),
-                                 ("allow Write after a Stop", 60.0), ("deny Write", 100.0)):
+                                 ("allow Write after a Stop", 60.0),
+                                 ("allow Write after a gate command", 60.0),
+                                 ("allow Write after a refused commit", 60.0),
+                                 ("deny Write", 100.0)):
                 ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
                              budget)
     return 0 if ok else 1

@@ -12,7 +12,7 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meridian import __version__
 from meridian.errors import MeridianError
@@ -166,6 +166,28 @@ def _log_internal_error(exc: BaseException) -> str:
     return str(path)
 
 
+def _git_hook_args(argv: list[str]) -> Any:
+    """The parsed arguments of ``hook pre-commit [--no-cache]`` and ``hook pre-push
+    [REMOTE [URL]] [--no-cache]`` as the stubs run them (git runs one on every commit
+    and push), without importing argparse or building the parser (some 15 ms); None for
+    anything else, which the parser reads (and explains)."""
+    if argv[:1] != ["hook"] or len(argv) < 2 or argv[1] not in ("pre-commit", "pre-push"):
+        return None
+    rest = argv[2:]
+    no_cache = rest[-1:] == ["--no-cache"]
+    if no_cache:
+        rest = rest[:-1]
+    if any(a.startswith("-") for a in rest) or len(rest) > (2 if argv[1] == "pre-push" else 0):
+        return None
+    from types import SimpleNamespace
+
+    from meridian.commands.hook import run
+
+    return SimpleNamespace(command="hook", verb=argv[1], no_cache=no_cache, repo_path=None,
+                           remote=rest[0] if rest else None,
+                           url=rest[1] if len(rest) > 1 else None, func=run)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["hook", "claude"] and len(argv) > 2 and not argv[2].startswith("-"):
@@ -174,12 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_claude(argv[2], argv[3:])
     try:
-        command = _first_command(argv)
-        parser = build_parser(command)
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
+        args = _git_hook_args(argv)
+        if args is None:
+            command = _first_command(argv)
+            parser = build_parser(command)
+            args = parser.parse_args(argv)
+            if args.command is None:
+                parser.print_help()
+                return 0
         if args.repo_path:
             try:
                 os.chdir(args.repo_path)
@@ -192,15 +216,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from meridian.hooks import block_spool
 
         block_spool.drain_here()
-        status = int(args.func(args))
-        if args.command != "hook" and block_spool.has_view():
-            # a command that wrote an episode, a block or a run changed no gate's phase:
-            # the Claude PreToolUse view is keyed by the new tip (claude_view.rekey; not
-            # after a git hook, which runs on every commit and only ever adds blocks)
-            from meridian.hooks.claude_view import rekey_here
+        # a command (a git hook too) that moves the state tip leaves the Claude PreToolUse
+        # view valid for the new one (re-keyed, or computed again after a phase change),
+        # so the next tool call is decided from it (meridian.hooks.claude_view.update)
+        tips = block_spool.view_tips()
+        try:
+            return int(args.func(args))
+        finally:
+            if tips is not None and sys.exc_info()[0] is not KeyboardInterrupt \
+                    and block_spool.view_tips() != tips:
+                from meridian.hooks.claude_view import update_views
 
-            rekey_here()
-        return status
+                update_views()
     except MeridianError as exc:
         print(f"meridian: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -9,22 +9,34 @@ file. Only the standard library: both are on paths that import little.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    # The interpreter's own sha256: ``hashlib`` loads OpenSSL first, some 3 ms of every
+    # Claude hook call (which hashes the view and a few small files).
+    try:
+        from _sha256 import sha256  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # CPython 3.12 and later
+        except ImportError:
+            from hashlib import sha256
 
 
 def checksum(body: dict[str, Any]) -> str:
     """sha256 of ``body`` as canonical JSON (sorted keys, no spaces)."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
                           .encode()).hexdigest()
 
 
 def view_path(common: Path, root: Path, name: str) -> Path:
     """``<common>/meridian/<name>-<16 hex of the work tree path's sha256>.json``."""
-    tag = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    tag = sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return common / "meridian" / f"{name}-{tag}.json"
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 SPOOL = "claude-blocks"
 LOCK_WAIT_SECONDS = 20.0  # a drainer waits this long for another to finish, then leaves it
 ENTRY_LIMIT = 1024 * 1024  # a spooled block is a few hundred bytes; anything larger is not one
+VIEW_PREFIX = "claude-view-"  # claude_view.view_path
+HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more
+PACKED_REFS_LIMIT = 64 * 1024 * 1024
 
 
 def spool_dir(common: Path) -> Path:
@@ -83,6 +88,7 @@ def record_soon(root: Path) -> None:
     if not hasattr(os, "fork"):  # pragma: no cover - Windows
         drain_at(root)
         return
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -95,11 +101,52 @@ def record_soon(root: Path) -> None:
         # a busy machine (the deny's wall time); the spool holds the block meanwhile.
         with contextlib.suppress(OSError):
             os.nice(10)
-        drain_at(root)
+        _after_exit_of(parent)
+        _drain_detached(root)
     except BaseException:  # noqa: BLE001, S110 - the spool keeps it for the next drainer
         pass
     finally:
         os._exit(0)
+
+
+PARENT_EXIT_WAIT_SECONDS = 2.0  # the hook exits within milliseconds of answering
+
+
+def _after_exit_of(parent: int) -> None:
+    """Return once ``parent`` (the hook that forked this child) has exited, or after
+    ``PARENT_EXIT_WAIT_SECONDS``: recording a block imports pygit2 and the record models
+    (some 300 ms of CPU), which must not compete with the hook's own exit for a CPU
+    (what Claude Code waits for). An exited parent leaves this child to another parent."""
+    deadline = time.monotonic() + PARENT_EXIT_WAIT_SECONDS
+    while os.getppid() == parent and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _drain_detached(root: Path) -> None:
+    """The deny's child: take the spool's lock before anything heavy is imported and hold
+    it until the blocks are recorded and the view is brought up to date, so a drainer
+    that finds the lock held waits for all of it; when another drainer recorded the
+    blocks first, leave without importing anything."""
+    common = _common_dir(Path(os.path.abspath(root)))
+    if common is None or not pending(common):
+        return
+    lock = os.open(spool_dir(common) / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    elsewhere = None
+    try:
+        if not _lock(lock) or not pending(common):
+            return  # recorded by the drainer that held the lock
+        from meridian import gitio
+
+        repo = gitio.open_repo(root)
+        found = Path(gitio.common_dir(repo))
+        if os.path.realpath(found) != os.path.realpath(common):
+            elsewhere = repo  # not the lock git's layout names: drain under that one
+        else:
+            _drain_locked(repo, found)
+    finally:
+        os.close(lock)
+    if elsewhere is not None:
+        drain(elsewhere)
 
 
 def drain_at(root: Path) -> int:
@@ -130,15 +177,70 @@ def _common_dir(start: Path) -> Path | None:
     return None
 
 
+def _read_small(path: Path, limit: int = SMALL) -> str | None:
+    """The text of a regular file of at most ``limit`` bytes; None when it is absent."""
+    from meridian.userfiles import read_bounded
+
+    try:
+        return read_bounded(path, limit=limit).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def read_ref(common: Path, refname: str) -> str | None:
+    """The commit ``refname`` names, read from the loose ref or ``packed-refs``; None when
+    it is absent or cannot be read this way (a symbolic ref, the reftable format)."""
+    if os.path.lexists(common / "reftable"):
+        return None
+    try:
+        loose = _read_small(common / refname)
+    except Exception:  # noqa: BLE001 - a FIFO, a directory: not readable this way
+        return None
+    if loose is not None:
+        value = loose.strip()
+        return value if HEX.fullmatch(value) else None
+    packed = _read_small(common / "packed-refs", PACKED_REFS_LIMIT)
+    for line in (packed or "").splitlines():
+        oid, _, name = line.partition(" ")
+        if name == refname and HEX.fullmatch(oid):
+            return oid
+    return None
+
+
 def has_view(start: str | os.PathLike[str] = ".") -> bool:
     """Whether the repository around ``start`` keeps a Claude PreToolUse view (a few
     file-system calls; the standard library only)."""
     try:
         common = _common_dir(Path(os.path.abspath(start)))
         return common is not None and any(
-            n.startswith("claude-view-") for n in os.listdir(common / "meridian"))
+            n.startswith(VIEW_PREFIX) for n in os.listdir(common / "meridian"))
     except OSError:
         return False
+
+
+def view_tips(start: str | os.PathLike[str] = ".") -> dict[str, str | None] | None:
+    """For each Claude PreToolUse view of the repository around ``start``: the tip its
+    state branch has now (plain file reads, nothing opened); None when there is no view.
+    Compared before and after a command, it says whether the command moved a tip a view
+    is keyed by (``claude_view.update_views``)."""
+    try:
+        common = _common_dir(Path(os.path.abspath(start)))
+        if common is None:
+            return None
+        names = sorted(n for n in os.listdir(common / "meridian")
+                       if n.startswith(VIEW_PREFIX) and n.endswith(".json"))
+    except OSError:
+        return None
+    from meridian.userfiles import read_bounded
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            view = json.loads(read_bounded(common / "meridian" / name, limit=PACKED_REFS_LIMIT))
+            out[name] = read_ref(common, f"refs/heads/{view['body']['facts']['branch']}")
+        except Exception:  # noqa: BLE001 - a damaged view: the full path rewrites it
+            out[name] = None
+    return out or None
 
 
 def drain_here(start: str | os.PathLike[str] = ".") -> None:
@@ -156,10 +258,29 @@ def drain_here(start: str | os.PathLike[str] = ".") -> None:
         pass
 
 
+def settle(start: str | os.PathLike[str] = ".") -> None:
+    """Wait until no drainer of the repository around ``start`` is at work (its lock
+    free: a deny's child holds it until its blocks are recorded and the view is brought
+    up to date, ``LOCK_WAIT_SECONDS`` at most), then record what is still spooled. For
+    a caller that must not run beside a drainer (a benchmark, a test)."""
+    try:
+        common = _common_dir(Path(os.path.abspath(start)))
+        if common is None or not spool_dir(common).is_dir():
+            return
+        lock = os.open(spool_dir(common) / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            _lock(lock)
+        finally:
+            os.close(lock)
+    except OSError:
+        pass
+    drain_here(start)
+
+
 def drain(repo: gitio.Repository) -> int:
     """Append every spooled block of ``repo`` to its state branch (oldest first), then
-    bring the Claude view up to date with the tip those appends moved; returns how many
-    were recorded. Waits for a drainer already at work (up to ``LOCK_WAIT_SECONDS``)."""
+    bring the Claude view up to date with the tip those appends moved
+    (``claude_view.update``); returns how many were recorded. Waits for a drainer already at work (up to ``LOCK_WAIT_SECONDS``)."""
     from meridian import gitio
 
     common = Path(gitio.common_dir(repo))
@@ -282,9 +403,7 @@ def _drain_locked(repo: gitio.Repository, common: Path) -> int:
             roots.add(str(entry.get("root")))
     from meridian.hooks import claude_view
 
-    for root in roots:  # a block changes no gate's phase: the view holds at the new tip
-        try:
-            claude_view.rekey(repo, Path(root))
-        except Exception as exc:  # noqa: BLE001 - the view is only a speed cache
-            _log(common, f"view not brought up to date after the spooled blocks: {exc}")
+    for root in roots:  # a block changes no gate's phase: the view is re-keyed for the new tip
+        if not claude_view.update(repo, Path(root)):
+            _log(common, f"view of {root} not brought up to date after the spooled blocks")
     return recorded

@@ -214,13 +214,12 @@ def handle(event: str, payload_text: str) -> Reply:
 
 
 def _rekeyed(context: Context, reply: Reply) -> Reply:
-    """``reply``, once the PreToolUse view is keyed by the tip this hook's episodes and
-    blocks moved the state branch to (``claude_view.rekey``: they change no gate's
-    phase), so the next tool call is decided from it. Never changes the reply."""
+    """``reply``, once the PreToolUse view is valid for the tip this hook's episodes and
+    blocks moved the state branch to (``claude_view.update``: re-keyed, as they change no
+    gate's phase), so the next tool call is decided from it. Never changes the reply."""
     from meridian.hooks import claude_view
 
-    with contextlib.suppress(Exception):
-        claude_view.rekey(context.repo, context.root)
+    claude_view.update(context.repo, context.root)
     return reply
 
 

@@ -28,6 +28,19 @@ checksum that does not, no state branch, a ``git stash`` to read, a hook bypass)
 decided by the full path in ``claude.handle``, which then rewrites the view. The full
 path writes it only when the key read before and after computing it is the same.
 
+Every Meridian writer that moves the state tip leaves the view valid for the new one
+(``update``): a command or git hook run through ``cli.main`` (the tips compared before
+and after it), the spool's drainer, the Claude hook's own SessionStart, Stop and
+SessionEnd. Over phase-neutral commits the view is re-keyed (``rekey``); after a phase
+change (``gate start``, ``submit``, ``reopen``, a ``sync`` that adopted one) it is
+computed again as the full path computes it (the snapshot is caught up from its cached
+tip, so that costs the command some milliseconds). A writer is not the deciding
+process: it keys the view with the environment stored in the view it replaces, and
+only when the two agree on every variable the key's files are found by (``key_for``);
+otherwise its own, which the hook then finds not matching. A state change no Meridian
+writer followed (git plumbing, a library caller) leaves the view to the next full
+decision.
+
 Caches are not trust (issue #11): the view only makes the hook faster. A view an
 attacker edited can at most let a write through here; the pre-commit hook, pre-push
 and ``meridian ci`` (docs/security.md) derive everything again, and
@@ -36,36 +49,23 @@ and ``meridian ci`` (docs/security.md) derive everything again, and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from meridian import viewfile
 from meridian.hooks import claude
+from meridian.hooks.block_spool import PACKED_REFS_LIMIT, _read_small, read_ref
 from meridian.hooks.project import _fingerprint, _from_json, _to_json
+from meridian.viewfile import sha256
 
 if TYPE_CHECKING:
     from meridian.hooks.project import ProjectFacts
 
 VIEW_VERSION = 3  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
 # 3: the gates' phases (a deny decided from the view)
-VIEW_NAME = "claude-view"
-HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-SMALL = 64 * 1024  # a .git file, a ref, a commondir: never more
-PACKED_REFS_LIMIT = 64 * 1024 * 1024
-
-
-def _read_small(path: Path, limit: int = SMALL) -> str | None:
-    """The text of a regular file of at most ``limit`` bytes; None when it is absent."""
-    from meridian.userfiles import read_bounded
-
-    try:
-        return read_bounded(path, limit=limit).decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
+VIEW_NAME = "claude-view"  # block_spool.VIEW_PREFIX
 
 
 def git_dirs(root: Path) -> tuple[Path, Path] | None:
@@ -85,32 +85,12 @@ def git_dirs(root: Path) -> tuple[Path, Path] | None:
     return claude._real(gitdir), claude._real(common)
 
 
-def read_ref(common: Path, refname: str) -> str | None:
-    """The commit ``refname`` names, read from the loose ref or ``packed-refs``; None when
-    it is absent or cannot be read this way (a symbolic ref, the reftable format)."""
-    if os.path.lexists(common / "reftable"):
-        return None
-    try:
-        loose = _read_small(common / refname)
-    except Exception:  # noqa: BLE001 - a FIFO, a directory: not readable this way
-        return None
-    if loose is not None:
-        value = loose.strip()
-        return value if HEX.fullmatch(value) else None
-    packed = _read_small(common / "packed-refs", PACKED_REFS_LIMIT)
-    for line in (packed or "").splitlines():
-        oid, _, name = line.partition(" ")
-        if name == refname and HEX.fullmatch(oid):
-            return oid
-    return None
-
-
 def _file_digest(path: Path) -> str | None:
     try:
         text = _read_small(path, PACKED_REFS_LIMIT)
     except Exception as exc:  # noqa: BLE001 - a FIFO, a directory: a key that never matches
         return f"unreadable: {type(exc).__name__}"
-    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogateescape")
+    return None if text is None else sha256(text.encode("utf-8", "surrogateescape")
                                                    ).hexdigest()
 
 
@@ -138,6 +118,34 @@ def view_key(root: Path, gitdir: Path, common: Path, facts_json: dict[str, Any])
         "environment": sorted([k, v] for k, v in os.environ.items()
                               if k.startswith("GIT_") or k in ("HOME", "XDG_CONFIG_HOME")),
     }
+
+
+# What the key's and the harness's file locations are read from: a writer whose values of
+# these are the deciding process's computes the same key, whatever else its environment
+# holds (a git hook runs with GIT_INDEX_FILE, GIT_PREFIX, GIT_AUTHOR_DATE, ...).
+LOCATING = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+
+
+def key_for(root: Path, gitdir: Path, common: Path, facts_json: dict[str, Any],
+            like: dict[str, Any] | None) -> dict[str, Any]:
+    """``view_key`` as the process that wrote the key ``like`` reads it, for a writer
+    (a Meridian command, a git hook, the spool's drainer) that is not that process: the
+    same, with ``like``'s environment in place of this one's when the two agree on every
+    ``LOCATING`` variable (so every file the key hashes is the same file). Otherwise this
+    process's own: a view the deciding process then finds not matching, and recomputes."""
+    key = view_key(root, gitdir, common, facts_json)
+    if like is not None and locates_alike(key, like):
+        key["environment"] = like["environment"]
+    return key
+
+
+def locates_alike(key: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether two keys' environments agree on every ``LOCATING`` variable."""
+    try:
+        mine, theirs = dict(key["environment"]), dict(other["environment"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return all(mine.get(name) == theirs.get(name) for name in LOCATING)
 
 
 _checksum = viewfile.checksum
@@ -350,10 +358,12 @@ def may_lock(repo: Any, facts: ProjectFacts) -> tuple[str | None, list[str], dic
             {g.id: snapshot.phase(g.id) for g in facts.gates})
 
 
-def refresh(context: claude.Context) -> bool:
+def refresh(context: claude.Context, *, for_decider: bool = False) -> bool:
     """Rewrite the view for the repository of a fully decided call, when it is not
     current; False when it cannot be written (a layout the fast reader cannot follow,
-    something changed while it was computed). Never raises for a cache problem."""
+    something changed while it was computed). ``for_decider``: written by a process
+    other than the Claude hook, keyed (``key_for``) as the hook that wrote the view
+    there now reads it. Never raises for a cache problem."""
     from meridian import gitio
     from meridian.hooks.project import load_facts
 
@@ -362,20 +372,27 @@ def refresh(context: claude.Context) -> bool:
     if dirs is None or dirs != (claude._real(repo.path), claude._real(gitio.common_dir(repo))):
         return False
     gitdir, common = dirs
-    before = view_key(context.root, gitdir, common, _to_json(context.facts))
     current = load_view(common, context.root)
-    if current is not None and current["key"] == before:
+    like = current["key"] if current is not None and for_decider else None
+    earlier = key_for(context.root, gitdir, common, _to_json(context.facts), like)
+    if current is not None and current["key"] == earlier:
         return True
+    if for_decider and (like is None or not locates_alike(earlier, like)):
+        return False  # a view of another environment's (or none): the hook writes its own
     facts = load_facts(repo, context.root)  # the facts for the files as they are now
     facts_json = _to_json(facts)
-    before = view_key(context.root, gitdir, common, facts_json)
+    before = key_for(context.root, gitdir, common, facts_json, like)
+    if before["project"] != earlier["project"]:
+        # a config file changed while the facts were read (or names other files now):
+        # the facts may be of the older bytes, so no view is written for the newer ones
+        return False
     tip, gates, phases = may_lock(repo, facts)
     if tip is None or tip != before["tip"]:
         return False
     body = {"key": before, "facts": facts_json, "may_lock": gates, "phases": phases,
             "harness": [[str(p), n] for p, n in
                         claude.repository_harness(context, facts.files, facts.branch)]}
-    if view_key(context.root, gitdir, common, facts_json) != before:
+    if key_for(context.root, gitdir, common, facts_json, like) != before:
         return False
     write_view(common, context.root, body)
     return True
@@ -442,7 +459,7 @@ def rekey(repo: Any, root: Path) -> bool:
     body = load_view(common, root)
     if body is None or body["key"]["root"] != str(root):
         return False
-    key = view_key(root, gitdir, common, body["facts"])
+    key = key_for(root, gitdir, common, body["facts"], body["key"])
     if key == body["key"]:
         return True
     old_tip, new_tip = body["key"]["tip"], key["tip"]
@@ -461,21 +478,76 @@ def rekey(repo: Any, root: Path) -> bool:
             return False
     except (KeyError, ValueError, gitio.GitError):
         return False
-    if view_key(root, gitdir, common, body["facts"]) != key:
+    if key_for(root, gitdir, common, body["facts"], body["key"]) != key:
         return False  # the branch moved again meanwhile
     write_view(common, root, {**body, "key": key})
     return True
 
 
-def rekey_here(start: str | os.PathLike[str] = ".") -> None:
-    """``rekey`` for the work tree around ``start`` when it has a view (after a Meridian
-    command wrote to the state branch); never raises, never changes the command."""
+def update(repo: Any, root: Path) -> bool:
+    """Leave the view of the work tree at ``root`` valid for the state tip and the files
+    as they are now, after a Meridian writer moved the tip: ``rekey`` when every new
+    commit is phase-neutral (a few blob reads), else the view computed again as the full
+    path does (``refresh``: the facts, the gate snapshot caught up from its cached tip,
+    ``may_lock``). True when the view is current afterwards. Never raises for a cache
+    problem; a writer calls it after its own write is done, so its outcome never
+    depends on it."""
     try:
-        from meridian import gitio
+        if rekey(repo, root):
+            return True
+        # only a view there is kept, and only by a writer that reads the files its key
+        # names as the hook that wrote it does (``refresh(for_decider=True)``)
+        from meridian.hooks.project import load_facts
 
-        repo = gitio.open_repo(start)
-        root = gitio.workdir(repo)
-        if root is not None:
-            rekey(repo, claude._real(root))
+        facts = load_facts(repo, root)
+        context = claude.Context(payload={}, repo=repo, root=root, cwd=root, facts=facts)
+        return refresh(context, for_decider=True)
+    except Exception:  # noqa: BLE001 - a broken config, a damaged repository: no view
+        return False
+
+
+def _views_in(common: Path) -> list[Path]:
+    try:
+        names = os.listdir(common / "meridian")
+    except OSError:
+        return []
+    return [common / "meridian" / n for n in sorted(names)
+            if n.startswith(f"{VIEW_NAME}-") and n.endswith(".json")]
+
+
+def update_views(start: str | os.PathLike[str] = ".") -> None:
+    """``update`` every view of the repository around ``start`` that no longer matches
+    its key, each for its own work tree (linked worktrees share the state branch). A
+    view whose key still matches costs a few file reads and opens nothing. Never raises,
+    never changes the caller's outcome."""
+    try:
+        from meridian.hooks.block_spool import _common_dir
+
+        common = _common_dir(Path(os.path.abspath(start)))
+        if common is None:
+            return
+        for path in _views_in(common):
+            try:
+                _update_view_file(common, path)
+            except Exception:  # noqa: BLE001, S112 - the view is only a speed cache
+                continue
     except Exception:  # noqa: BLE001, S110 - the view is only a speed cache
         pass
+
+
+def _update_view_file(common: Path, path: Path) -> None:
+    from meridian.userfiles import read_bounded
+
+    body = json.loads(read_bounded(path, limit=PACKED_REFS_LIMIT))["body"]
+    root = Path(str(body["key"]["root"]))
+    dirs = git_dirs(root) if root.is_absolute() else None
+    if dirs is None or dirs[1] != claude._real(common) or view_path(common, root) != path:
+        return  # a work tree gone, of another repository, or a file not named for its root
+    if key_for(root, dirs[0], common, body["facts"], body["key"]) == body["key"]:
+        return
+    from meridian import gitio
+
+    repo = gitio.open_repo(root)
+    if claude._real(repo.path) != dirs[0]:
+        return
+    update(repo, root)

@@ -12,13 +12,13 @@ the commands use, so a hook and ``meridian status`` never disagree about a file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meridian import __version__
+from meridian.viewfile import sha256
 
 if TYPE_CHECKING:  # imported where used: the Claude hook's cached view reads facts without pygit2
     from meridian import gitio
@@ -111,7 +111,7 @@ def _digest(path: Path) -> str | None:
     from meridian.userfiles import read_bounded
 
     try:
-        return hashlib.sha256(read_bounded(path)).hexdigest()
+        return sha256(read_bounded(path)).hexdigest()
     except FileNotFoundError:
         if os.path.lexists(path):
             from meridian.userfiles import present
