@@ -886,7 +886,10 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
         unresolved.append(text or " ".join(words))  # `curl URL | sh`, `bash <(...)`
     if name == "xargs":
         # the operands come from standard input: what the command does cannot be told
+        # (unless it only reads: `find api/ -name '*.py' | xargs grep -n x`)
         inner = _strip_xargs(args)
+        if _only_reads(inner):
+            return []
         if unresolved is not None and inner:
             unresolved.append(" ".join(words))
             listing = stdin or next((_option_value(args, i, a) for i, a in enumerate(args)
@@ -910,18 +913,73 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
         if code is not None and not code.startswith("\x7fELF"):
             unresolved.append(SCRIPT_MARK + code)
     program = _awk_program(args) if name in AWK else None
+    if name in AWK and program is None and any(
+            _option_value(args, i, a) in STDIN_SCRIPTS for i, a in enumerate(args)
+            if a.startswith("-f") or a == "--file"):
+        program = _fed_text(feed)  # `awk -f /dev/stdin <<< PROGRAM`
     if unresolved is not None and program and re.search(r">|\|\s*getline|system", program):
         unresolved.append(program)  # `awk '{print > "api/x"}'`: the files it names
-    if unresolved is not None and name == "sed" and _sed_writes(args):
-        unresolved.append(" ".join(args))  # sed's `w FILE` command
+    if name in ("make", "gmake") and unresolved is not None:
+        # a makefile's recipes are shell commands: one from standard input or --eval
+        fed = any(_option_value(args, i, a) in STDIN_SCRIPTS for i, a in enumerate(args)
+                  if a.startswith("-f") or a.split("=", 1)[0] in ("--file", "--makefile"))
+        unresolved += [t for t in [_fed_text(feed) if fed else None] + [
+            _option_value(args, i, a) for i, a in enumerate(args)
+            if a.split("=", 1)[0] in ("--eval", "-E") or (a.startswith("-E") and len(a) > 2)]
+            if t]
+    if unresolved is not None and name == "sed" and _sed_writes(args)[1]:
+        # sed's `e CMD`: a command it runs (`\/` is a `/` there)
+        unresolved += [t.replace("\\/", "/") for t in _sed_writes(args)[1]]
     patch_feed = _patch_feed(feed, stdin)
     # command lines the command runs in turn (`git rebase -x CMD`, `git -c core.pager=CMD`,
     # `watch CMD`), read beside what the command itself writes
     nested = [found for code in _run_commands(name, args, assigned)
               for found in written_files(code, cwd, removals=removals, unresolved=unresolved)]
+    # output options any tool may have, and variables that move a tool's output
+    # (`PIP_TARGET=api pip install x`, `make DESTDIR=api install`)
+    tool, options = (args[1], args[2:]) if re.match(r"(?:python|pypy)[0-9.]*$", name) \
+        and args[:1] == ["-m"] and len(args) > 1 else (name, args)  # `python -m coverage`
+    outputs = (_output_options(tool, options) if tool != "git" else []) + _variable_outputs(
+        tool, options, assigned)
     if removals:
-        return _written(name, args, cwd, stdin, patch_feed) + _removed(name, args) + nested
-    return _written(name, args, cwd, stdin, patch_feed) + nested
+        return _written(name, args, cwd, stdin, patch_feed) + _removed(name, args) + nested \
+            + outputs
+    return _written(name, args, cwd, stdin, patch_feed) + nested + outputs
+
+
+# Variables naming where a tool writes: name -> whether the value is a folder
+_OUTPUT_VARIABLES: dict[str, bool] = {
+    **dict.fromkeys(("PIP_TARGET", "PIP_PREFIX", "PIP_SRC", "PIP_WHEEL_DIR", "PIP_ROOT",
+                     "CARGO_TARGET_DIR", "CARGO_HOME", "GOBIN", "GOPATH", "GOMODCACHE",
+                     "GOCACHE", "NPM_CONFIG_PREFIX", "npm_config_prefix", "npm_config_cache",
+                     "YARN_CACHE_FOLDER", "UV_PROJECT_ENVIRONMENT", "UV_CACHE_DIR",
+                     "PYTHONPYCACHEPREFIX", "MYPY_CACHE_DIR", "RUFF_CACHE_DIR", "TMPDIR",
+                     "PRE_COMMIT_HOME", "POETRY_CACHE_DIR", "POETRY_VIRTUALENVS_PATH",
+                     "PIPX_HOME", "PIPX_BIN_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+                     "DESTDIR", "PREFIX", "prefix", "BINDIR", "bindir", "OUTDIR", "BUILD_DIR",
+                     "BUILDDIR", "O"), True),
+    **dict.fromkeys(("COVERAGE_FILE", "PIP_LOG", "PIP_LOG_FILE"), False),
+}
+
+
+def _variable_outputs(name: str, args: list[str], assigned: list[str]) -> list[str]:
+    """Where the variables set for a command (``assigned``, and ``make VAR=VALUE``
+    arguments) move its output: ``_OUTPUT_VARIABLES``, and ``PYTEST_ADDOPTS`` read as
+    pytest's options."""
+    words = list(assigned)
+    if name in ("make", "gmake"):
+        words += [a for a in args if ASSIGNMENT.match(a)]
+    found: list[str] = []
+    for word in words:
+        key, _, value = word.partition("=")
+        if key == "PYTEST_ADDOPTS":
+            try:
+                found += _output_options("pytest", shlex.split(value))
+            except ValueError:
+                continue
+        elif key in _OUTPUT_VARIABLES and value and value != "/" and _knowable(value):
+            found.append(value.rstrip("/") + "/" if _OUTPUT_VARIABLES[key] else value)
+    return found
 
 
 # git settings and variables whose value is a command line git runs through the shell
@@ -940,7 +998,18 @@ def _run_commands(name: str, args: list[str], assigned: list[str]) -> list[str]:
     tells them: git's ``rebase -x``, ``bisect run``, ``difftool -x``, a ``-c`` setting or
     an environment variable naming a pager, editor, diff or filter command."""
     found: list[str] = []
+    if name in ("npm", "pnpm", "yarn", "bun") and args[:2] == ["pkg", "set"]:
+        # `npm pkg set scripts.x=CMD`: `npm run x` runs CMD
+        found += [a.split("=", 1)[1] for a in args[2:] if a.startswith("scripts.") and "=" in a]
+    if name == "npm" and args[:1] == ["set-script"] and len(args) > 2:
+        found.append(args[2])
     if name == "git":
+        options, sub, rest, _ = _git_words(["git", *args])
+        if sub == "config":
+            operands = _operands(rest, frozenset({"-f", "--file", "--blob", "--type", "-t"}))
+            operands = operands[1:] if operands[:1] in (["set"], ["--add"]) else operands
+            if len(operands) >= 2 and _GIT_COMMAND_SETTINGS.match(operands[0]):
+                found.append(operands[1].lstrip("!"))  # run by a later git command
         found += [value for word in assigned
                   if (split := word.split("=", 1))[0] in _COMMAND_VARIABLES
                   and (value := split[1])]
@@ -992,14 +1061,41 @@ def _awk_program(args: list[str]) -> str | None:
     return None
 
 
-def _sed_writes(args: list[str]) -> bool:
-    """Whether a sed script writes a file of its own (``w FILE``, ``s/a/b/w FILE``)."""
-    scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+_SED_ADDRESS = r"(?:(?:[0-9$]+|/(?:\\.|[^/\n])*/)(?:,(?:[0-9$]+|/(?:\\.|[^/\n])*/))?)?!?\s*"
+_SED_START = r"(?:^|[;\n{}])\s*" + _SED_ADDRESS
+# `w FILE`, `W FILE` (to the end of the line), and `s/A/B/FLAGSw FILE`
+_SED_WRITE = (_SED_START + r"[wW]\s*([^\n]+)|s([^\\\n])(?:\\.|(?!\2)[^\n])*\2"
+              r"(?:\\.|(?!\2)[^\n])*\2[gpiImMeE0-9]*[wW]\s*([^\n]+)")
+# `e COMMAND` (or `e`: the pattern space as a command), and the `e` flag of `s`
+_SED_EXECUTE = (_SED_START + r"e(?:\s+([^\n]*))?(?:\n|$)|s([^\\\n])(?:\\.|(?!\2)"
+                r"[^\n])*\2(?:\\.|(?!\2)[^\n])*\2[gpiImMwW0-9]*e")
+
+
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile`` (cached by ``re`` itself), for patterns compiled only when used."""
+    return re.compile(pattern, flags)
+
+
+def _sed_scripts(args: list[str]) -> list[str]:
+    scripts = [_option_value(args, i, a) for i, a in enumerate(args)
+               if a in ("-e", "--expression") or a.startswith("--expression=")]
     if not scripts:
         operands = _operands(args, frozenset({"-e", "-f", "-l", "--expression", "--file"}))
         scripts = operands[:1]
-    return any(re.search(r"(?:^|[;\n}/])\s*[0-9,$!/\w]*\s*w\s*\S|/w\s*\S", s)
-               for s in scripts)
+    return scripts
+
+
+def _sed_writes(args: list[str]) -> tuple[list[str], list[str]]:
+    """(the files a sed script writes of its own: ``w FILE``, ``W FILE``, ``s/a/b/w FILE``;
+    the scripts that run commands: ``e CMD``, ``s/a/b/e``)."""
+    files: list[str] = []
+    running: list[str] = []
+    for script in _sed_scripts(args):
+        files += [(m.group(1) or m.group(3) or "").strip()
+                  for m in _compiled(_SED_WRITE).finditer(script)]
+        if _compiled(_SED_EXECUTE).search(script):
+            running.append(script)
+    return [f for f in files if f], running
 
 
 # What feeds a command's standard input, when the command text tells (``Words.feed``)
@@ -1154,11 +1250,16 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         return _tool_outputs("venv", args[2:] if name != "uv" else args[1:]) or []
     if name.startswith("python") and args[:1] == ["-m"] and args[1:2] in (["zipfile"],
                                                                         ["tarfile"]):
-        # `python -m zipfile -e ARCHIVE DIR` extracts into DIR
+        # `python -m zipfile -e ARCHIVE DIR` extracts into DIR (tarfile: DIR or here)
         for index, arg in enumerate(args[2:], 2):
-            if arg in ("-e", "--extract") and index + 2 < len(args):
-                return [args[index + 2].rstrip("/") + "/"]
+            if arg in ("-e", "--extract") and index + 1 < len(args):
+                folder = args[index + 2] if index + 2 < len(args) else "."
+                return [archive_mark(args[index + 1], [folder])]
         return []
+    if re.match(r"(?:python|pypy)[0-9.]*$", name) and args[:1] == ["-m"] and len(args) > 1 \
+            and re.fullmatch(r"[\w.]+", args[1]):
+        # `python -m black api`, `python -m pytest --basetemp=D`: the tool's own writes
+        return _written(args[1], args[2:], cwd, stdin, patch_feed)
     if name == "tee":
         return _operands(args)
     if name == "touch":
@@ -1171,7 +1272,16 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
     if name == "git" and args[:1] == ["mv"]:
         return _copy_targets(args[1:], cwd)
     if name == "sed":
-        return _sed_targets(args)
+        return _sed_targets(args) + _sed_writes(args)[0]
+    if name in AWK and any(_option_value(args, i, a).removesuffix(".awk") == "inplace"
+                           for i, a in enumerate(args)
+                           if a in ("-i", "--include") or a.startswith(("-i", "--include="))):
+        # gawk's inplace extension rewrites the files after the program
+        rest = [a for i, a in enumerate(args) if not (a.startswith("-i") or (
+            i and args[i - 1] in ("-i", "--include", "-v", "-F")))]
+        program = _awk_program(rest)
+        operands = _operands(rest, frozenset({"-v", "-F", "-f", "--assign"}))
+        return operands[1:] if program is not None and operands[:1] == [program] else operands
     if name == "perl":
         return _perl_targets(args)
     if name == "truncate":
@@ -1206,10 +1316,15 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         return [dest.rstrip("/") or "/", dest.rstrip("/") + "/"]
     if name in ("tar", "bsdtar", "gtar"):
         return _tar_targets(args)
-    if name in ("unzip", "7z", "7za", "7zz", "bsdunzip"):
-        value = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None) \
-            or next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), None)
-        return [(value or ".").rstrip("/") + "/"]
+    if name in ("unzip", "bsdunzip"):
+        return _unzip_targets(args)
+    if name in ("7z", "7za", "7zz"):
+        value = next((a[2:] for a in args if a.startswith("-o") and len(a) > 2), None)
+        operands = _operands(args)
+        if operands[:1] not in (["x"], ["e"]):
+            return []  # a list, a test, an archive made (`7z a x.7z ...`): the archive
+        return [archive_mark(operands[1] if len(operands) > 1 else None, [value or "."],
+                             flat=operands[0] == "e")]
     tool = _tool_outputs(name, args)
     if tool is not None:
         return tool
@@ -1258,12 +1373,112 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         if prefix:
             found = [f if f.startswith(("\0", "/")) else os.path.join(prefix, f) for f in found]
         return found + ["./"]
+    if name == "git" and args[:1] == ["restore"] and any(
+            a in ("--staged", "-S") or (a.startswith("-") and not a.startswith("--")
+                                         and "S" in a) for a in args[1:]) and not any(
+            a in ("--worktree", "-W") or (a.startswith("-") and not a.startswith("--")
+                                           and "W" in a) for a in args[1:]):
+        return []  # `git restore --staged PATH`: the index only
     if name == "git" and args[:1] in (["checkout"], ["restore"]):
         return _restored(args[0], args[1:], cwd)
     if name == "git" and args[:1] == ["stash"] and args[1:2] in (["pop"], ["apply"]):
         refs = [a for a in args[2:] if not a.startswith("-")]
         return [STASH_MARK + (refs[0] if refs else "stash@{0}")]
-    return []
+    return _output_options(name, args) if name == "git" else []
+
+
+# Long options whose value is a file or folder the command writes, whatever the tool
+# (`pytest --junitxml=F`, `--basetemp=DIR`, `git diff --output=F`, `mypy --html-report D`,
+# `jest --outputFile F`, `cargo --target-dir D`, `docker build --iidfile F`, ...)
+# (compiled when first needed: the allow path imports this module for every Bash call)
+_OUTPUT_KEY = (
+    r"--(?:[\w-]*[-_])?(?:out(?:put)?(?:[-_]?(?:file|dir|directory|path|document|name))?"
+    r"|outdir|outfile|dest(?:ination)?(?:-dir)?|target(?:-dir)?|pack-destination|report-log"
+    r"|junit-?xml|[\w-]*-report|html|log-file|logfile|result-?log|json-report-file"
+    r"|cache-dir|cache-location|workdir|work-dir|basetemp|build-dir|dist-dir|artifact-dir"
+    r"|wheel-dir|iidfile|metadata-file|coverage-?directory|\w+_out)")
+# Tools that only read, whose options of those names do not write (`grep --output`...)
+_OPTION_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "jq", "kubectl", "gh",
+                             "aws", "gcloud", "az"})
+# docker/podman: only these name a file on this machine (`--workdir` is the container's)
+_CONTAINER_OUTPUTS = frozenset({"-o", "--output", "--iidfile", "--metadata-file",
+                                "--cidfile"})
+# Short options that write, per tool (the generic rule reads long options only)
+_SHORT_OUTPUTS: dict[str, frozenset[str]] = {
+    "coverage": frozenset({"-d", "-o"}), "uv": frozenset({"-o", "-t"}),
+    "poetry": frozenset({"-o"}), "pdm": frozenset({"-o"}), "pip-compile": frozenset({"-o"}),
+    "mypy": frozenset(), "git": frozenset({"-o"}), "docker": frozenset({"-o"}),
+    "podman": frozenset({"-o"}), "webpack": frozenset({"-o"}), "rollup": frozenset({"-o", "-d"}),
+    "terraform": frozenset(), "openssl": frozenset(), "helm": frozenset({"-d"}),
+}
+
+
+def _output_options(name: str, args: list[str]) -> list[str]:
+    """What the generic output options of ``name ARGS`` write: ``_OUTPUT_KEY`` long
+    options, ``--cov-report=TYPE:PATH``, pytest's ``-o cache_dir=DIR``, docker's
+    ``--output type=local,dest=DIR``, openssl/terraform's ``-out F``, a tool's
+    ``_SHORT_OUTPUTS``; and the folders ``docker run -v SRC:DST`` mounts writable."""
+    if name in _OPTION_READERS:
+        return []
+    found: list[str] = []
+    shorts = _SHORT_OUTPUTS.get(name, frozenset())
+    if name == "git" and args[:1] != ["archive"]:
+        shorts = frozenset()  # (`git log -o` is no option; `git archive -o F` is)
+    for index, arg in enumerate(args):
+        key = arg.split("=", 1)[0]
+        value = ""
+        if name in ("docker", "podman") and key not in _CONTAINER_OUTPUTS and not (
+                arg.startswith("-o") and len(arg) > 2):
+            value = ""
+        elif arg.startswith("--") and _compiled(_OUTPUT_KEY, re.IGNORECASE).fullmatch(key):
+            value = _option_value(args, index, arg)
+        elif key in ("-out", "-keyout", "-out=") and name in ("openssl", "terraform"):
+            value = _option_value(args, index, key) if "=" not in arg else arg.split("=", 1)[1]
+        elif arg in shorts or (arg[:2] in shorts and len(arg) > 2 and not arg.startswith("--")):
+            value = _option_value(args, index, arg)
+        elif arg in ("-o", "--override-ini") and name in ("pytest", "py.test") \
+                and index + 1 < len(args) and args[index + 1].startswith("cache_dir="):
+            value = args[index + 1].split("=", 1)[1]
+        if key == "--cov-report" and ":" in value:
+            value = value.split(":", 1)[1]  # html:DIR, xml:FILE
+        elif key == "--cov-report":
+            value = ""
+        if name in ("docker", "podman") and key in ("-o", "--output") and value:
+            # `type=local,dest=DIR`, `type=tar,dest=F`, or the folder itself
+            fields = dict(f.split("=", 1) for f in value.split(",") if "=" in f)
+            value = fields.get("dest", "" if "=" in value else value)
+        if value and value != "-" and not value.startswith(("-", "type=")):
+            found.append(value)
+    if name in ("docker", "podman") and args[:1] in (["run"], ["create"]) or (
+            name in ("docker", "podman") and args[:2] in (["container", "run"],
+                                                          ["container", "create"])):
+        found += _writable_mounts(args)
+    return found
+
+
+def _writable_mounts(args: list[str]) -> list[str]:
+    """The local folders ``docker run`` mounts writable: ``-v SRC:DST[:OPTS]``
+    (``--volume``), ``--mount type=bind,source=SRC,target=DST`` (not ``ro``/``readonly``),
+    SRC a path (a named volume is none), as folders written into."""
+    found: list[str] = []
+    for index, arg in enumerate(args):
+        key = arg.split("=", 1)[0]
+        if key in ("-v", "--volume") or (arg.startswith("-v") and len(arg) > 2
+                                         and not arg.startswith("--")):
+            value = _option_value(args, index, arg)
+            parts = value.split(":")
+            if len(parts) >= 2 and parts[0].startswith(("/", ".", "~", "$")) \
+                    and not set(parts[2].split(",") if len(parts) > 2 else []) & {"ro",
+                                                                                "readonly"}:
+                found.append(parts[0].rstrip("/") + "/")
+        elif key == "--mount":
+            value = _option_value(args, index, arg)
+            fields = dict((f.split("=", 1) + [""])[:2] for f in value.split(","))
+            source = fields.get("source") or fields.get("src") or ""
+            if fields.get("type", "volume") == "bind" and source and not (
+                    {"ro", "readonly"} & set(fields)) and fields.get("readonly") in (None, "false"):
+                found.append(source.rstrip("/") + "/")
+    return found
 
 
 # Options of the work-tree rewriting git commands that take a value (the value is no operand).
@@ -1629,7 +1844,8 @@ _OUTPUT_OPTIONS: dict[str, frozenset[str]] = {
     **dict.fromkeys(("sort", "shuf", "pandoc", "pdftotext"), frozenset({"-o", "--output"})),
     "javac": frozenset({"-d"}), "csplit": frozenset({"-f", "--prefix"}),
     "esbuild": frozenset({"--outfile", "--outdir"}), "tsc": frozenset({"--outDir", "--outFile"}),
-    "pip": frozenset({"-t", "--target", "-d", "--dest", "--prefix", "--root", "--src"}),
+    "pip": frozenset({"-t", "--target", "-d", "--dest", "--prefix", "--root", "--src", "-w",
+                      "--wheel-dir", "--report", "--log", "--log-file"}),
     **dict.fromkeys(("strace", "ltrace"), frozenset({"-o", "--output"})),
     "npm": frozenset({"--prefix"}), "dotnet": frozenset({"-o", "--output"}), "pnpm": frozenset({"--dir", "-C"}),
     "yarn": frozenset({"--cwd", "--modules-folder"}),
@@ -1641,10 +1857,15 @@ _IN_PLACE: dict[str, str | None] = {
     "prettier": "--write", "eslint": "--fix", "gofmt": "-w", "goimports": "-w",
     "rustfmt": None, "clang-format": "-i", "shfmt": "-w", "dos2unix": None, "unix2dos": None,
     "sponge": None, "yq": "-i", "pyupgrade": None, "docformatter": "-i",
+    "stylelint": "--fix", "markdownlint": "--fix", "markdownlint-cli2": "--fix",
+    "standard": "--fix", "rubocop": "-a", "ktlint": "-F", "swiftformat": None,
     **dict.fromkeys(("vi", "vim", "nvim", "ex", "ed", "red", "nano", "emacs", "vim.basic",
                      "vim.tiny", "micro", "kak", "hx"), None),
 }
-_IN_PLACE_SHORT = {"prettier": "-w", "yq": "-i"}
+_IN_PLACE_SHORT = {"prettier": "-w", "yq": "-i", "autopep8": "--in-place", "yapf": "--in-place",
+                   "autoflake": "--in-place", "docformatter": "--in-place",
+                   "stylelint": "--fix", "markdownlint": "--fix", "standard": "--fix",
+                   "rubocop": "-A", "ktlint": "--format"}
 _NOT_WRITING = frozenset({"--check", "--diff", "-c", "--dry-run", "-d", "-l", "--list-different",
                           "--version", "--help", "-h", "-R"})
 # Options of those tools that take a value (not a file operand)
@@ -1664,8 +1885,23 @@ _COMPRESSORS = frozenset({"gzip", "bzip2", "xz", "lzma", "lz4", "gunzip", "bunzi
                           "pigz", "zstd", "unzstd", "compress", "uncompress"})
 
 
+# Formatters with a subcommand that writes: name -> (subcommands, the flags one of which
+# makes them write (none: they always do), flags that make them only check)
+_SUBCOMMAND_FORMATTERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "terraform": (("fmt",), (), ("-check", "--check", "-diff")),
+    "tofu": (("fmt",), (), ("-check", "--check")),
+    "dprint": (("fmt",), (), ()), "taplo": (("fmt", "format"), (), ("--check",)),
+    "biome": (("format", "check", "lint"), ("--write", "--apply", "--apply-unsafe", "--fix"),
+              ()),
+    "php-cs-fixer": (("fix",), (), ("--dry-run",)), "buf": (("format",), ("-w", "--write"), ()),
+    "mix": (("format",), (), ("--check-formatted",)),
+}
+
+
 def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
     """What the tools of the tables above write; None for any other command."""
+    if name == "ruff" and args[:1] and args[0].startswith("-") and "--fix" in args:
+        args = ["check", *args]  # the old command line: `ruff --fix api`
     if re.fullmatch(r"pip3?(?:\.\d+)?", name):
         name = "pip"
     if name in _OUTPUT_OPTIONS:
@@ -1677,7 +1913,9 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
             value = _option_value(args, index, arg) if key in values else ""
             if not value:
                 continue
-            if name in ("javac", "pip", "npm", "pnpm", "yarn", "dotnet") \
+            if key in ("--report", "--log", "--log-file"):
+                pass  # a file
+            elif name in ("javac", "pip", "npm", "pnpm", "yarn", "dotnet") \
                     or key.lower().endswith("dir"):
                 value = value.rstrip("/") + "/"
             elif name == "csplit":  # files PREFIX00, PREFIX01...: in PREFIX's folder
@@ -1738,6 +1976,14 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
         operands = _operands([a for a in args if not a.startswith("+")], values)
         return [o if "." in os.path.basename(o) else o.rstrip("/") + "/" for o in operands
                 if o not in (".", "./")] if operands else []
+    if name in _SUBCOMMAND_FORMATTERS and args[:1] and args[0] in \
+            _SUBCOMMAND_FORMATTERS[name][0]:
+        _, flags, checks = _SUBCOMMAND_FORMATTERS[name]
+        if (flags and not any(a.split("=", 1)[0] in flags for a in args)) or any(
+                a in checks for a in args):
+            return []
+        return [o if "." in os.path.basename(o) else o.rstrip("/") + "/"
+                for o in _operands(args[1:], _TOOL_VALUES) if o not in (".", "./")]
     if name == "ruff" and args[:1] == ["format"] or (name == "ruff" and args[:1] == ["check"]
                                                      and "--fix" in args):
         if any(a in ("--check", "--diff") for a in args):
@@ -1824,21 +2070,209 @@ def _wget_targets(args: list[str]) -> list[str]:
     return found
 
 
+# An extraction (``tar -x``, ``unzip``, ``7z x``, ``python -m zipfile -e``): json [archive
+# (None: standard input), [folders], components stripped, absolute names kept, flat (7z
+# e), why the members cannot be told ("" if they may)]; ``written_files`` lists the
+# archive's members (``archive_members``) and turns the mark into their paths, or into
+# the folders and an ``UNLISTED_MARK`` for each when they cannot be told.
+ARCHIVE_MARK = "\0archive:"
+# json [folder, why its members cannot be told, the command line]: the Claude hook denies
+# the command when the folder holds a protected path
+UNLISTED_MARK = "\0unlisted:"
+
+
+def archive_mark(archive: str | None, folders: list[str], *, strip: int = 0,
+                 absolute: bool = False, flat: bool = False, why: str = "") -> str:
+    return ARCHIVE_MARK + json.dumps([archive, folders, strip, absolute, flat, why])
+
+
+def read_unlisted_mark(mark: str) -> tuple[str, str, str]:
+    """(folder, relative to the command's cwd; why its members cannot be told; the
+    command line) of an ``UNLISTED_MARK``."""
+    folder, why, text = json.loads(mark[len(UNLISTED_MARK):])
+    return str(folder), str(why), str(text)
+
+
+# tar's short options that take a value, and its long ones (as `--opt VALUE` too)
+_TAR_VALUE_LETTERS = frozenset("fCbTXgNKLVFIH")
+_TAR_VALUE_LONG = frozenset({
+    "--file", "--directory", "--strip-components", "--transform", "--xform", "--exclude",
+    "--files-from", "--exclude-from", "--use-compress-program", "--format", "--owner",
+    "--group", "--mode", "--mtime", "--label", "--newer", "--after-date", "--newer-mtime",
+    "--blocking-factor", "--record-size", "--info-script", "--new-volume-script",
+    "--tape-length", "--listed-incremental", "--starting-file", "--suffix", "--to-command",
+    "--checkpoint-action", "--rsh-command", "--rmt-command", "--volno-file", "--index-file"})
+_TAR_MODES = {"--extract": "x", "--get": "x", "--create": "c", "--append": "r",
+              "--update": "u", "--catenate": "A", "--concatenate": "A", "--delete": "d",
+              "--list": "t", "--diff": "d", "--compare": "d"}
+
+
+def _tar_options(args: list[str]) -> tuple[set[str], dict[str, list[str]]]:
+    """(the letters and long options given, option -> its values) of a tar command line,
+    the old form too (``tar xzf x.tgz``: the letters' values follow in order)."""
+    given: set[str] = set()
+    values: dict[str, list[str]] = {}
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            key, eq, value = arg.partition("=")
+            given.add(key)
+            if eq:
+                values.setdefault(key, []).append(value)
+            elif key in _TAR_VALUE_LONG and index + 1 < len(args):
+                values.setdefault(key, []).append(args[index + 1])
+                index += 1
+        elif arg.startswith("-") and len(arg) > 1 or (index == 0 and arg[:1].isalpha()):
+            old = not arg.startswith("-")
+            letters = arg if old else arg[1:]
+            waiting: list[str] = []
+            for position, letter in enumerate(letters):
+                given.add(letter)
+                if letter in _TAR_VALUE_LETTERS:
+                    if old:
+                        waiting.append(letter)
+                        continue
+                    rest = letters[position + 1:]
+                    if rest:
+                        values.setdefault(letter, []).append(rest)
+                    elif index + 1 < len(args):
+                        values.setdefault(letter, []).append(args[index + 1])
+                        index += 1
+                    break
+            for letter in waiting:  # `tar xfC x.tar dir`
+                if index + 1 < len(args):
+                    values.setdefault(letter, []).append(args[index + 1])
+                    index += 1
+        index += 1
+    for option, letter in _TAR_MODES.items():
+        if option in given:
+            given.add(letter)
+    return given, values
+
+
 def _tar_targets(args: list[str]) -> list[str]:
-    """Where ``tar -x`` extracts: the ``-C``/``--directory`` folder (members unknown)."""
-    first = args[0] if args else ""
-    extracting = any(a in ("-x", "--extract", "--get") or (a.startswith("-") and not
-                     a.startswith("--") and "x" in a) for a in args) or (
-        not first.startswith("-") and "x" in first)
-    if not extracting:
+    """What ``tar`` writes: the archive it makes or changes (``-c``, ``-r``, ``-u``,
+    ``-A``, ``--delete``); for ``-x`` an ``archive_mark`` of the archive and the
+    ``-C``/``--directory`` folders it extracts into."""
+    given, values = _tar_options(args)
+    archives = values.get("f", []) + values.get("--file", [])
+    archive = archives[-1] if archives else None
+    if given & {"c", "r", "u", "A"} or "--delete" in given:
+        return [archive] if archive and archive != "-" else []
+    if "x" not in given:
         return []
-    directory = "."
-    for index, arg in enumerate(args):
-        if arg in ("-C", "--directory") and index + 1 < len(args):
-            directory = args[index + 1]
-        elif arg.startswith("--directory="):
-            directory = arg.split("=", 1)[1]
-    return [directory.rstrip("/") + "/"]
+    folders = values.get("C", []) + values.get("--directory", []) or ["."]
+    strips = values.get("--strip-components", []) + values.get("--strip", [])
+    strip = int(strips[-1]) if strips and strips[-1].isdigit() else 0
+    why = ""
+    if given & {"--transform", "--xform"} or (strips and not strips[-1].isdigit()):
+        why = "its member names are rewritten as it extracts them"
+    if archive in (None, "-"):
+        why = why or "it is read from standard input"
+        archive = None
+    return [archive_mark(archive, folders, strip=strip,
+                         absolute=bool(given & {"P", "--absolute-names"}), why=why)]
+
+
+def _unzip_targets(args: list[str]) -> list[str]:
+    """``unzip [OPTIONS] ZIP [MEMBERS] [-x EXCLUDED] [-d DIR]``: an ``archive_mark`` (none
+    for ``-l``/``-t``/``-v``/``-Z``/``-p``/``-c``, which write no file)."""
+    if any(a.startswith("-") and not a.startswith("--") and set(a[1:]) & set("ltvZpc")
+           for a in args):
+        return []
+    folder = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"), None) \
+        or next((a[2:] for a in args if a.startswith("-d") and len(a) > 2), None)
+    operands: list[str] = []
+    index = 0
+    while index < len(args) and args[index] != "-x":  # (the names after -x are excluded)
+        arg = args[index]
+        if arg in ("-d", "-P"):
+            index += 2
+            continue
+        if not arg.startswith("-"):
+            operands.append(arg)
+        index += 1
+    flat = any(a.startswith("-") and not a.startswith("--") and "j" in a for a in args)
+    return [archive_mark(operands[0] if operands else None, [folder or "."], flat=flat)]
+
+
+def _archive_targets(mark: str, cwd: Path, here: str | None, earlier: list[str],
+                     named: set[str], text: str) -> list[str]:
+    """The paths an extraction run in ``here`` writes (relative to it): its members under
+    each folder (and, for a link member, where it points: a later write through the link
+    changes that file); when they cannot be told, each folder and an ``UNLISTED_MARK``
+    for it. ``earlier``, ``named``: what the commands before it in the line write and the
+    file names they hold (an archive one of them may change is not judged by what it
+    holds now, ``_may_change``)."""
+    archive, folders, strip, absolute, flat, why = json.loads(mark[len(ARCHIVE_MARK):])
+    found: list[str] = []
+    listed = None
+    if not why and archive is not None and not _knowable(archive):
+        why = "its name is an expansion Meridian cannot read"
+    elif not why and here is None:
+        why = "the folder the command runs in cannot be told"
+    elif not why and archive is not None and _may_change(archive, here or ".", earlier,
+                                                          named):
+        why = "an earlier part of the command may change it first"
+    if not why:
+        from meridian.hooks.archive_members import Unlisted, members
+
+        try:
+            listed = members(cwd / (here or ".") / os.path.expanduser(archive))
+        except Unlisted as exc:
+            why = str(exc)
+    if listed is None:
+        for folder in folders:
+            found += [folder.rstrip("/") + "/", UNLISTED_MARK + json.dumps(
+                [folder, f"{archive or 'the archive'}: {why}", text])]
+        return found
+    for folder in folders:
+        for member in listed:
+            parts = [p for p in member.name.split("/") if p not in ("", ".")][strip:]
+            if not parts:
+                continue
+            name = "/".join(parts[-1:] if flat else parts)
+            if absolute and member.name.startswith("/"):
+                path = os.path.normpath("/" + name)
+            else:
+                path = os.path.normpath(os.path.join(folder, name))
+            there = cwd / (here or ".") / path
+            if member.folder and (not os.path.lexists(there) or there.is_dir()):
+                continue  # a folder made (or there already): nothing in it is written
+            found.append(path)
+            if member.link:
+                if member.hard:
+                    base = "/".join([p for p in member.link.split("/")
+                                     if p not in ("", ".")][strip:])
+                    found.append(os.path.normpath(os.path.join(folder, base)))
+                elif os.path.isabs(member.link):
+                    found.append(os.path.normpath(member.link))
+                else:
+                    found.append(os.path.normpath(os.path.join(os.path.dirname(path),
+                                                               member.link)))
+    return list(dict.fromkeys(found))
+
+
+def _may_change(archive: str, here: str, earlier: list[str], named: set[str]) -> bool:
+    """Whether the commands before may change ``archive`` (relative to ``here``): one
+    holds its file name as a word, or writes it, a folder holding it, or files that
+    cannot be told (``earlier``: their targets, relative to the start; "\\0" for
+    something that cannot be read)."""
+    path = os.path.normpath(os.path.join(here, os.path.expanduser(archive)))
+    if os.path.basename(path) in named:
+        return True
+    for target in earlier:
+        if target.startswith(UNLISTED_MARK):
+            target = read_unlisted_mark(target)[0] + "/"  # what an extraction wrote into
+        elif target.startswith("\0"):
+            return True  # git's files, a stash's, what cannot be read
+        written = os.path.normpath(target)
+        if written in (path, ".") or path.startswith(written.rstrip("/") + "/"):
+            return True
+    return False
 
 
 VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -1890,6 +2324,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
                                 command)
     outer: list[_ShellState] = []  # the state each enclosing subshell started with
     judged: str | None = None  # the text inline code is judged by (_code_visible_text)
+    named: set[str] = set()  # the file names the commands so far hold as words
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(state.copy())
@@ -1904,11 +2339,19 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         command_words = _strip_prefix(words)
         name = command_words[0] if command_words else ""
         targets = redirected
+        before = len(unresolved) if unresolved is not None else 0
         if name not in CHANGE_DIR and name != "popd":
             targets = targets + _command_targets(
                 words, cwd / (here or "."), removals=removals, unresolved=unresolved,
                 stdin=_stdin_file(tokens), environment=state.exported, feed=feed,
                 text=command)
+        if any(t.startswith(ARCHIVE_MARK) for t in targets):
+            # (anything earlier in the line that cannot be read may change the archive,
+            # and so may a command naming it: `python3 pack.py x.tgz && tar -xzf x.tgz`)
+            earlier = found + (["\0"] if before else [])
+            targets = [one for t in targets for one in (
+                _archive_targets(t, cwd, here, earlier, named, command)
+                if t.startswith(ARCHIVE_MARK) else [t])]
         if fetched:
             # a revision read now is not the one a `git fetch` earlier in the command leaves
             targets = [_anywhere(command) if t.startswith(GIT_MARK)
@@ -1917,9 +2360,19 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if os.path.basename(name) == "git" and _git_words(command_words)[1] in (
                 "fetch", "pull", "remote", "submodule"):
             fetched = True
+        if unresolved is not None and here is not None and any(
+                not os.path.lexists(cwd / here / os.path.expanduser(script))
+                or _may_change(script, here, found + (["\0"] if before else []), named)
+                for script in _scripts_run(command_words, words)):
+            # a script file not there yet, or one an earlier part of the line may write
+            # (`echo CMD > /tmp/x.sh && bash /tmp/x.sh`): what it runs is in the line, if
+            # anywhere
+            judged = judged if judged is not None else _code_visible_text(commands, command)
+            unresolved.append(judged)
         if unresolved is not None and (
                 _inline_code(os.path.basename(name), command_words[1:])
-                or os.path.basename(name) == "xargs"):
+                or (os.path.basename(name) == "xargs"
+                    and not _only_reads(_strip_xargs(command_words[1:])))):
             # what runs comes from elsewhere in the command: judged by the words it may be
             # given (the files a command only reads and passes no name of are none)
             judged = judged if judged is not None else _code_visible_text(commands, command)
@@ -1928,6 +2381,8 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             for one in _expand_words(path, cwd, here, state.made):
                 _add_target(one, here, command, found, unresolved)
         state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
+        if os.path.basename(name) not in _NAMES_ONLY_READ:
+            named.update(os.path.basename(w.rstrip("/")) for w in tokens)
     return found
 
 
@@ -1946,9 +2401,54 @@ CONTENT_READERS: dict[str, frozenset[str]] = {
 # F`, `git diff F`): their words pass on no name when the output goes to the terminal
 NAME_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "wc", "ls", "stat", "file",
                           "du", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
-                          "b2sum", "cksum", "tree"})
+                          "b2sum", "cksum", "tree", "basename", "dirname", "realpath",
+                          "readlink"})
+# Options of those that write a file or run a command (`tree -o F`, `rg --pre CMD`,
+# `git diff --output=F`, `--ext-diff`/`--textconv` run configured programs)
+_READER_ACTIONS = ("--output", "--ext-diff", "--textconv", "-o", "--pre")
 _READING_GIT = frozenset({"diff", "log", "show", "status", "blame", "grep", "ls-files",
                           "ls-tree", "shortlog", "cat-file"})
+# Commands whose words never name a file they change (their writes, if any, are targets
+# read already): an archive they name is not changed by them (`du -h x.tgz && tar -xzf
+# x.tgz`)
+_NAMES_ONLY_READ = frozenset({*CONTENT_READERS, *NAME_READERS, "tar", "bsdtar", "gtar",
+                              "unzip", "bsdunzip", "echo", "printf", "test", "[", "[[", "cd",
+                              "pushd", "mkdir", "true", ":", "sleep", "chmod", "which",
+                              "type", "command"})
+
+
+def _scripts_run(command: list[str], words: list[str]) -> list[str]:
+    """The script files ``command`` (prefix taken off ``words``) runs: ``bash x.sh``,
+    ``python x.py``, ``source x``, ``./x``, ``make -f F``, ``awk -f F``, ``sed -f F``, a
+    ``BASH_ENV=F`` or ``ENV=F`` a shell reads first."""
+    if not command:
+        return []
+    name, args = os.path.basename(command[0]), command[1:]
+    found = [s for s in [_script_file(name, args)] if s and _knowable(s)]
+    if command[0].startswith(("./", "/", "~/", "../")) and _knowable(command[0]):
+        found.append(command[0])
+    if name in ("make", "gmake") or name in AWK or name == "sed":
+        letter = "-f"
+        longs = ("--file", "--makefile") if name in ("make", "gmake") else ("--file",)
+        found += [v for i, a in enumerate(args)
+                  if (a == letter or a.startswith(letter) and name != "sed"
+                      or a.split("=", 1)[0] in longs)
+                  and (v := _option_value(args, i, a)) and _knowable(v)]
+    if name in SHELLS:
+        found += [w.split("=", 1)[1] for w in words[:len(words) - len(command)]
+                  if w.startswith(("BASH_ENV=", "ENV=")) and _knowable(w.split("=", 1)[1])]
+    return [f for f in found if f not in STDIN_SCRIPTS]
+
+
+def _only_reads(words: list[str]) -> bool:
+    """Whether ``words`` (a command without a prefix) only read: writes no file, runs no
+    command (``NAME_READERS``, ``CONTENT_READERS``, ``git diff|log|show|...``)."""
+    if not words or any("$" in w or "`" in w for w in words):
+        return False
+    name, args = os.path.basename(words[0]), words[1:]
+    reads = name in NAME_READERS or name in CONTENT_READERS or (
+        name == "git" and args[:1] != [] and args[0] in _READING_GIT)
+    return reads and not any(a.startswith(_READER_ACTIONS) for a in args)
 
 
 def _passes_names(tokens: list[str], piped: bool) -> list[str]:
@@ -1983,10 +2483,7 @@ def _passes_names(tokens: list[str], piped: bool) -> list[str]:
     elif name == "git" and args[:1] in (["show"], ["cat-file"]):
         # `git show REV:PATH`, `git cat-file -p REV:PATH`: what the blob holds
         drop = [a for a in args[1:] if ":" in a and not a.startswith("-")]
-    elif not piped and (name in NAME_READERS or (
-            name == "git" and args[:1] and args[0] in _READING_GIT)) and not any(
-                a.startswith(("--output", "--ext-diff", "--textconv", "-o", "--pre"))
-                for a in args):
+    elif not piped and _only_reads(command):
         drop = args
     if not drop:
         return tokens
@@ -2027,6 +2524,13 @@ def _add_target(path: str, here: str | None, command: str, found: list[str],
     else in ``unresolved``."""
     if path.startswith(STASH_MARK):
         found.append(path)
+        return
+    if path.startswith(UNLISTED_MARK):
+        folder, why, text = read_unlisted_mark(path)
+        if here is not None:  # (else: the folder itself is a target that cannot be told)
+            folder = folder if os.path.isabs(folder) or here == "." \
+                else os.path.normpath(os.path.join(here, folder))
+            found.append(UNLISTED_MARK + json.dumps([folder, why, text]))
         return
     if path.startswith(GIT_MARK):
         kind, where, args = read_git_mark(path)

@@ -482,6 +482,8 @@ class Targets:
         # patches from a pipe that cannot be read (`curl URL | git apply`): any file, new
         # ones too, the harness's included
         self.patches: list[str] = []
+        # extractions whose members cannot be listed: (folder, why, command line)
+        self.archives: list[tuple[str, str, str]] = []
 
 
 def _mcp_paths(value: Any, key: str = "", depth: int = 0) -> list[str]:
@@ -512,8 +514,8 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
         if isinstance(command, str):
             from meridian.hooks.bash_writes import STASH_MARK, written_files
 
-            written = written_files(command, context.cwd, removals=removals,
-                                    unresolved=found.unresolved)
+            written = _take_unlisted(written_files(command, context.cwd, removals=removals,
+                                                   unresolved=found.unresolved), found)
             for stash in [w for w in written if w.startswith(STASH_MARK)]:
                 written.remove(stash)
                 written += _stash_files(context, stash[len(STASH_MARK):])
@@ -530,13 +532,45 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
             if isinstance(command, str) and command:
                 from meridian.hooks.bash_writes import STASH_MARK, written_files
 
-                written = [w for w in written_files(command, context.cwd, removals=removals,
-                                                    unresolved=found.unresolved)
+                written = [w for w in _take_unlisted(written_files(
+                    command, context.cwd, removals=removals, unresolved=found.unresolved), found)
                            if not w.startswith(STASH_MARK)]
                 written = _resolve_git_marks(context, written, found)
                 found.into += [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
                 found.paths += [w for w in written if not (w.endswith("/") and len(w) > 1)]
     return found
+
+
+def _take_unlisted(written: list[str], found: Targets) -> list[str]:
+    """``written`` without its ``bash_writes.UNLISTED_MARK`` entries, which go to
+    ``found.archives``."""
+    from meridian.hooks.bash_writes import UNLISTED_MARK, read_unlisted_mark
+
+    found.archives += [read_unlisted_mark(w) for w in written if w.startswith(UNLISTED_MARK)]
+    return [w for w in written if not w.startswith(UNLISTED_MARK)]
+
+
+def archive_refusal(context: Located, targets: Targets, holds: Callable[[Path], list[str]],
+                    kind: str) -> str | None:
+    """The reason to deny an extraction whose members cannot be listed into a folder that
+    ``holds`` protected paths (``kind`` says what they are), or None."""
+    for folder, why, text in targets.archives:
+        held = holds(_absolute(context, folder))
+        if held:
+            shown = _in_repo(context, folder) or str(_absolute(context, folder))
+            where = "the project's top folder" if shown == "." else shown
+            return (f"Meridian: `{_one_line(text)}` extracts an archive whose members "
+                    f"Meridian cannot list before it runs ({why}) into {where}, which holds "
+                    f"{', '.join(held[:4])} ({kind}): its members could replace them. List "
+                    "it first (`tar -tf`, `unzip -l`) and extract it on its own into a "
+                    "folder that holds none of them (`tar -xf A -C /tmp/x`, `unzip A -d "
+                    "/tmp/x`), then copy what you need.")
+    return None
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _resolve_git_marks(context: Located, written: list[str], found: Targets) -> list[str]:
@@ -1087,7 +1121,8 @@ def protect_harness(context: Located) -> Reply | None:
                           "command": text})
             return deny(reason)
     targets = _targets(context, removals=True)
-    if not (targets.paths or targets.into or targets.unresolved or targets.patches):
+    if not (targets.paths or targets.into or targets.unresolved or targets.patches
+            or targets.archives):
         return None
     active, branch, config_files = read_settings()
     if not active:
@@ -1101,8 +1136,20 @@ def protect_harness(context: Located) -> Reply | None:
         _block(context, branch, reason, gate=None, files=[], event="PreToolUse",
                extra={"tool": str(context.payload.get("tool_name")), "rule": HARNESS_RULE})
         return deny(reason)
-    files, unreadable = harness_hits(context, harness_for(context, config_files, branch),
-                                     targets, config_files)
+    harness = harness_for(context, config_files, branch)
+    if targets.archives:
+        def held(folder: Path) -> list[str]:
+            key = harness.key(folder)
+            return [name for location, name in (*harness.locations, *harness.installed)
+                    if harness.key(location) == key or key in harness.key(location).parents]
+
+        refusal = archive_refusal(context, targets, held, "part of the harness that checks "
+                                  "your work")
+        if refusal is not None:
+            _block(context, branch, refusal, gate=None, files=[], event="PreToolUse",
+                   extra={"tool": str(context.payload.get("tool_name")), "rule": HARNESS_RULE})
+            return deny(refusal)
+    files, unreadable = harness_hits(context, harness, targets, config_files)
     if not files and not unreadable:
         return None
     tool = str(context.payload.get("tool_name"))
@@ -1249,6 +1296,21 @@ def _gate_case(context: Context, relative: str | None) -> str | None:
     return relative
 
 
+def _locked_under(context: Context, folder: Path) -> list[str]:
+    """The artifacts of locked gates that may lie in ``folder`` (every gate's, for the
+    work tree's top), each as "GLOB (gate G)"."""
+    from meridian.hooks.gate_view import locked_gates
+
+    relative = _in_repo(context, str(folder))
+    if relative is None or relative == ".git" or relative.startswith(".git/"):
+        return []
+    gates = [g.id for g in context.facts.gates] if relative == "." else \
+        _covering_gates(context, relative, directory=True)
+    locked = locked_gates(context.repo, context.facts, gates) if gates else {}
+    return [f"{glob} (gate {gate.id})" for gate in context.facts.gates if gate.id in locked
+            for glob in gate.artifacts]
+
+
 def _gates_with_files(context: Context) -> list[str]:
     """Gates with at least one file in the work tree now (what a `git pull` may change)."""
     from meridian.gates import globs
@@ -1271,6 +1333,13 @@ def pre_tool_use(context: Context) -> Reply:
     # deleting or moving away a locked file changes it as much as writing it (the
     # pre-commit hook refuses the staged deletion too)
     targets = _targets(context, removals=True)
+    if targets.archives and gone is None:
+        reason = archive_refusal(context, targets, lambda folder: _locked_under(context, folder),
+                                 "files of a locked gate")
+        if reason is not None:
+            _block(context, context.facts.branch, reason, gate=None, files=[],
+                   event="PreToolUse", extra={"tool": str(context.payload.get("tool_name"))})
+            return deny(reason)
     paths, owners, unreadable = gate_writes(context, targets)
     # files anywhere in the work tree (every gate with files owns some), and patches from
     # a pipe (any file, new ones too: every gate)

@@ -230,8 +230,8 @@ def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
         targets = claude._targets(context, removals=True)
     except LookupError:  # a `git stash pop` to read: the full path reads the stash
         return False
-    if targets.patches:  # a patch from a pipe: the full path says why it is denied
-        return False
+    if targets.patches or targets.archives:  # (a patch from a pipe, an archive that
+        return False  # cannot be listed: the full path says why it is denied)
     if targets.paths or targets.into or targets.unresolved:
         harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
                                       fold=context.folds_case)
@@ -295,7 +295,7 @@ def _denied(context: claude.Context, body: dict[str, Any]) -> Denied | None:
         if hook_bypasses(command, state_branch=claude.bypass_branch(command, facts.branch)):
             return None
     targets = claude._targets(context, removals=True)
-    if targets.anywhere or targets.patches:
+    if targets.anywhere or targets.patches or targets.archives:
         return None
     harness = claude.make_harness([(Path(p), n) for p, n in body["harness"]],
                                   fold=context.folds_case)

@@ -429,6 +429,66 @@ LOCKED_BASH = [
     "cat api/app.py | tee api/app.py",
     "cat api/app.py | python3 -c 'print(1)'; sed -i s/1/2/ api/app.py",
     "GIT_EXTERNAL_DIFF=./d.sh git diff api/ && python3 -c 'print(1)'",
+    # (h12b) an extraction is judged by the archive's members, listed before it runs;
+    # one that cannot be listed (not there yet, a FIFO, standard input, past the bounds,
+    # names rewritten, changed earlier in the command) into a folder holding protected
+    # paths (the project's top holds the harness) is denied
+    "tar -xf archives/harness.tar", "tar xf archives/harness.tar",
+    "tar -x -z -f archives/hooks.tgz", "bsdtar -xf archives/harness.tar",
+    "unzip -o archives/api.zip", "python3 -m tarfile -e archives/harness.tar",
+    "python3 -m zipfile -e archives/api.zip .", "7z x archives/api.zip",
+    "tar -xzf archives/api.tgz -C /tmp && tar -xzf archives/api.tgz",
+    "tar -xf archives/link.tar && echo x > hk/pre-commit",
+    "tar -xzf archives/bomb.tgz", "tar -xf archives/fifo.tar", "unzip archives/missing.zip",
+    "curl -sL https://example.com/x.tgz | tar -xz",
+    "tar -xf archives/docs.tar --transform 's,^docs,.meridian,'",
+    "cp archives/harness.tar archives/docs.tar && tar -xf archives/docs.tar",
+    "python3 pack.py archives/docs.tar.gz && tar -xzf archives/docs.tar.gz",
+    "tar -xf archives/fifo.tar -C archives && tar -xf archives/docs.tar",
+    "tar -cf api/sources.tar schema", "tar -czf .meridian/backup.tgz schema",
+    # variables and forwarded options that move a tool's output
+    "PIP_TARGET=api pip install requests", "PYTEST_ADDOPTS='--basetemp=.meridian' pytest -q",
+    "make DESTDIR=api install", "CARGO_TARGET_DIR=api cargo build",
+    "export PIP_TARGET=api; pip install x", "npm run build -- --outDir=api",
+    "TMPDIR=.meridian pytest", "git checkout-index --prefix=api/ -a",
+    # (h12b) the mirror of ordinary tools: their output options, in-place flags, scripts
+    # written then run in the same command, recipes and scripts given inline, writable
+    # container mounts, git settings and package scripts that hold a command
+    "make -f /dev/stdin <<< 'all:; echo x > api/app.py'",
+    "make --eval='all:; echo x > .meridian/gates.yaml'",
+    "make -f - <<'EOF2'\nall:\n\\techo x > api/app.py\nEOF2",
+    "npm pkg set \"scripts.x=echo > api/app.py\" && npm run x", "pytest --basetemp=.meridian",
+    "pytest --basetemp=api/tmp -q", "pytest --junitxml=api/report.xml",
+    "pytest --cov=schema --cov-report=html:api/cov", "pytest -o cache_dir=.meridian/cache",
+    "coverage html -d api/htmlcov", "coverage xml -o api/cov.xml", "tox --workdir api",
+    "pip wheel -w api .", "pip install --report api/r.json x",
+    "uv pip install --target api requests", "uv pip compile -o api/req.txt pyproject.toml",
+    "uv export -o api/req.txt", "uv build -o api", "poetry export -o api/req.txt",
+    "docker build -o api .", "docker build --output type=local,dest=.meridian .",
+    "docker save -o api/img.tar app",
+    "docker run --rm -v ./api:/x alpine sh -c 'echo > /x/app.py'",
+    "docker run --rm -v \"$(pwd)/.meridian:/m\" alpine rm /m/gates.yaml",
+    "docker run --rm --mount type=bind,source=./api,target=/x alpine true",
+    "sed -n 'W api/app.py' README.md", "sed 'e echo x > api/app.py' README.md",
+    "sed 's/x/echo y > api\\/app.py/e' README.md",
+    "awk -f /dev/stdin README.md <<< 'BEGIN{print 1 > \"api/x\"}'",
+    "gawk -i inplace '{print}' api/app.py",
+    "git diff --output=api/app.py", "git log -1 --output=.meridian/gates.yaml",
+    "git archive -o api/x.tar HEAD", "git archive HEAD | tar -x -C api",
+    "git config core.pager 'sh -c \"echo x > api/app.py\"'; git log",
+    "git config core.fsmonitor 'echo x > api/app.py'", "ruff --fix api",
+    "autopep8 --in-place api/app.py", "yapf --in-place api/app.py", "biome format --write api",
+    "biome check --write api", "rubocop -a api", "stylelint --fix api/x.css", "terraform fmt api",
+    "dprint fmt api/x.ts", "echo 'echo x > api/app.py' > /tmp/e.sh && bash /tmp/e.sh",
+    "printf 'open(\"api/app.py\",\"w\")' > /tmp/p.py && python3 /tmp/p.py",
+    "echo 'echo x > .meridian/gates.yaml' > /tmp/e2.sh; sh /tmp/e2.sh",
+    "echo 'echo x > api/app.py' > /tmp/e3.sh; chmod +x /tmp/e3.sh; /tmp/e3.sh",
+    "cat > /tmp/m.mk <<'EOF2'\nall:\n\\techo x > api/app.py\nEOF2\nmake -f /tmp/m.mk",
+    "cat > /tmp/t.py <<'EOF2'\nopen('api/app.py', 'w')\nEOF2\npython3 /tmp/t.py",
+    "python -m pytest --basetemp=.meridian", "python3 -m black api",
+    "python -m pip install -t api requests", "python -m isort api/app.py",
+    "python -m ruff format api", "python -m coverage html -d api/cov",
+    "python3 -m autopep8 --in-place api/app.py", "python -m mypy --html-report api/r schema",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -490,6 +550,86 @@ ORDINARY_BASH = [
     "git diff api/ && python3 -c 'import sys; print(sys.version)'",
     "grep -rn TODO api/; python3 -c 'print(1)'", "wc -l api/*.py; node -e 'console.log(1)'",
     "cat api/app.py | xargs -n1 echo",
+    # (h12b) extractions whose members touch nothing protected, listings, archives made
+    "tar -xzf archives/docs.tar.gz", "unzip -o archives/docs.zip", "tar -xf archives/docs.tar",
+    "tar -tf archives/harness.tar", "unzip -l archives/api.zip", "tar -tzvf archives/hooks.tgz",
+    "tar -xf archives/harness.tar -C \"$(mktemp -d)\"",
+    "tar -xzf archives/api.tgz --strip-components=1 -C schema",
+    "curl -sL https://example.com/x.tgz | tar -xz -C vendor",
+    "unzip -q archives/api.zip -d build/unpacked", "mkdir -p out && tar -xf archives/docs.tar -C out",
+    "tar -czf build/dist.tgz schema docs", "zip -r build/docs.zip docs",
+    # (h12b) what developers run all day: build, test, lint, package, container and git
+    # commands, formatters on open files, heredocs, subshells, env assignments, reads
+    "make -j8 all", "make clean && make", "make -C docs html", "make test TESTS=tests/unit",
+    "npm run lint -- --fix", "npm run test -- --watch=false", "npm ci --no-audit",
+    "npm install --save-dev typescript", "pnpm run build", "pnpm -r test",
+    "pnpm --filter web dev", "yarn run build", "yarn test --coverage",
+    "yarn install --frozen-lockfile", "npx tsc --noEmit", "npx vitest run",
+    "npx jest --runInBand schema", "cargo build --release", "cargo test -- --nocapture",
+    "cargo clippy --all-targets -- -D warnings", "cargo fmt", "cargo fmt --check",
+    "cargo run --bin server -- --port 8080", "go test ./... -run TestX -v", "go vet ./...",
+    "go mod tidy", "gofmt -l .", "gofmt -w schema/shapes.go", "go generate ./...",
+    "pytest -q -k \"not slow\" --maxfail=1", "pytest tests/test_schema.py::test_x -vv",
+    "pytest -x --lf", "pytest --cov=schema --cov-report=term-missing",
+    "python -m pytest tests -n auto", "tox", "tox -e lint", "pip install -e '.[dev]'",
+    "pip install -r requirements.txt", "pip freeze > requirements.lock", "uv sync",
+    "uv pip install -e .", "uv add requests", "uv lock", "poetry add httpx", "poetry run pytest",
+    "poetry lock --no-update", "docker build -t app:dev -f Dockerfile .", "docker compose build",
+    "docker compose logs -f web", "docker run --rm -v $(pwd):/src app:dev pytest", "docker ps -a",
+    "kubectl get pods -n default", "kubectl describe pod web-1",
+    "kubectl logs deploy/web --tail=100", "kubectl apply -f k8s/",
+    "jq '.dependencies | keys' package.json", "jq -r '.scripts.test' package.json",
+    "cat package.json | jq .version", "curl -s https://api.example.com/x | jq '.items[] | .name'",
+    "sed -n '1,40p' api/app.py", "sed -n '/def /p' schema/shapes.py",
+    "awk '{print $1}' README.md", "awk -F, '{sum += $3} END {print sum}' data.csv",
+    "grep -rn \"TODO\" --include='*.py' .", "grep -rl \"import yaml\" api/ schema/",
+    "find . -type f -name '*.py' | xargs wc -l", "find . -name '*.md' -newer README.md",
+    "find api -name '*.py' -print", "git status -sb", "git diff --stat HEAD~3",
+    "git diff main...feature -- api/", "git log --graph --oneline --all -20",
+    "git log -p -3 -- api/app.py", "git show HEAD~1:api/app.py", "git show --stat HEAD",
+    "git add -p", "git add docs/ schema/",
+    "git commit -m \"docs: update guide\" -m \"Longer body.\"", "git commit --amend --no-edit",
+    "git stash push -m wip -- docs/", "git stash show -p stash@{0}", "git switch -c feature/y",
+    "git rebase -i HEAD~3", "git rebase --onto main feature~2 feature", "git fetch origin",
+    "git push --force-with-lease origin feature/x", "git worktree list",
+    "git blame -L 10,20 api/app.py", "git shortlog -sn", "git tag -a v1.2.0 -m \"release\"",
+    "git log --format='%H' -1 > build/sha.txt", "black --check .", "black schema/ docs/",
+    "ruff check --fix schema/", "ruff format schema/", "isort --profile black schema/",
+    "mypy --strict schema/", "prettier --check .", "prettier --write \"docs/**/*.md\"",
+    "eslint . --ext .ts", "cd schema && pytest -q", "cd docs && make html && cd ..",
+    "(cd schema && python -m pytest -q)", "FOO=1 BAR=2 pytest -q",
+    "PYTHONPATH=src python -m schema.cli --help", "env | grep PATH",
+    "cat > docs/notes.md <<'EOF2'\n# Notes\n\nSee api/ for routes.\nEOF2",
+    "cat <<EOF2 > build/config.json\n{\"debug\": true}\nEOF2", "tee docs/out.md <<< \"hello\"",
+    "python - <<'PY'\nimport json\nprint(json.dumps({\"a\": 1}))\nPY",
+    "python3 -c \"import sys; print(sys.version)\"", "node -e \"console.log(process.version)\"",
+    "echo \"export FOO=1\" >> ~/.bashrc", "mkdir -p build && cd build && cmake .. && make",
+    "ls -la api/ schema/", "wc -l api/*.py", "du -sh .git", "tree -L 2",
+    "diff -u schema/a.py schema/b.py", "head -c 200 api/app.py", "tail -f logs/app.log",
+    "less README.md", "which python", "python --version",
+    "source .venv/bin/activate && pytest -q", "gh pr create --title \"x\" --body \"y\"",
+    "gh run list", "pre-commit run --all-files", "meridian status --json",
+    "meridian gate submit schema --json", "git commit -m \"fix: api/app.py handling\"",
+    "echo \"see api/app.py\" > docs/notes.md", "grep -rn foo api/ | head",
+    "find api/ -name '*.py' | xargs grep -n foo",
+    "find api/ -name '*.py' -print0 | xargs -0 wc -l", "ls api/*.py | xargs -n1 basename",
+    "git ls-files api/ | xargs wc -l", "git add api/app.py", "black --check api/",
+    "ruff check api/", "prettier --check api/", "eslint api/", "mypy api", "sed -n 5p api/app.py",
+    "awk '/def/ {print FILENAME\": \"$0}' api/*.py",
+    "cat api/app.py | awk '{print $1}' > build/x", "git checkout -- docs/",
+    "cp -r schema/ /tmp/backup/", "rsync -av --exclude .git ./ /tmp/backup/",
+    "tar -czf /tmp/backup.tgz .", "zip -r /tmp/x.zip . -x '.git/*'",
+    "nohup npm start > /tmp/log 2>&1 &", "timeout 30 npm test || true",
+    "env -u PYTHONPATH pytest", "echo $PATH | tr ':' '\n'", "export $(cat .env | xargs)",
+    "git log --oneline | head -5 | python3 -c \"import sys; print(sys.stdin.read())\"",
+    "python3 -c 'import api.app'", "cat .meridian/gates.yaml | yq '.gates[].id'",
+    "yq '.gates[].id' .meridian/gates.yaml", "git diff --name-only | xargs ruff check",
+    "git diff --name-only main | grep '\\.py$' | xargs black --check", "rg -n \"def \" api/",
+    "rg -l TODO | xargs -r grep -c TODO", "python3 -m json.tool .claude/settings.json",
+    "cat ~/.claude/settings.json", "jq '.hooks' .claude/settings.json", "git config --list",
+    "git config --get-regexp alias", "ls .git/hooks", "cat .git/hooks/pre-commit",
+    "git show meridian/state:README.md", "git log meridian/state -3 --stat", "stat api/app.py",
+    "file api/app.py",
     # work-tree rewrites whose changes touch no locked file and no harness file
     "git merge docs-change", "git merge --ff-only docs-change", "git cherry-pick docs-change",
     "git reset --hard", "git reset --hard HEAD", "git reset --keep docs-change",
@@ -596,6 +736,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     # a build script may name a locked gate's folder: it is read for the harness only
     (root / "scripts" / "gen_api_docs.py").write_text("open('docs/api.md', 'w').write("
                                                       "open('api/routes.py').read())\n")
+    _archives(root / "archives")
     (root / "lists").mkdir()  # file lists for xargs
     (root / "lists" / "api.txt").write_text("api/x.py\n")
     (root / "lists" / "docs.txt").write_text("docs/x.md\n")
@@ -608,6 +749,50 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     run(["git", "config", "alias.hard", "reset --hard"], root, base_env(home))
     yield root, home
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _archives(folder: Path) -> None:
+    """Archives an extraction in the project's top folder is judged by: members in the
+    harness, in locked api/, in docs/ only; a link to the hooks; one that unpacks past
+    what the hook reads before it runs (its harness member last); a FIFO."""
+    import gzip
+    import io
+    import os
+    import tarfile
+    import zipfile
+
+    folder.mkdir()
+
+    def tar(name: str, members: dict[str, bytes | str], mode: str = "w") -> None:
+        with tarfile.open(folder / name, mode) as archive:  # type: ignore[call-overload]
+            for member, data in members.items():
+                info = tarfile.TarInfo(member)
+                if isinstance(data, str):  # a symlink to that text
+                    info.type, info.linkname = tarfile.SYMTYPE, data
+                    archive.addfile(info)
+                else:
+                    info.size = len(data)
+                    archive.addfile(info, io.BytesIO(data))
+
+    tar("harness.tar", {".meridian/gates.yaml": b"gates: []\n"})
+    tar("hooks.tgz", {".git/hooks/pre-commit": b"exit 0\n"}, "w:gz")
+    tar("docs.tar", {"docs/unpacked.md": b"# docs\n"})
+    tar("docs.tar.gz", {"docs/unpacked.md": b"# docs\n"}, "w:gz")
+    tar("api.tgz", {"api/app.py": b"x = 1\n"}, "w:gz")
+    tar("link.tar", {"hk": ".git/hooks"})
+    for name, member in (("api.zip", "api/app.py"), ("docs.zip", "docs/unzipped.md")):
+        with zipfile.ZipFile(folder / name, "w") as archive:
+            archive.writestr(member, "x = 1\n")
+    # 80 MiB of zeros before the harness member: past the 64 MiB the hook unpacks to list
+    with gzip.open(folder / "bomb.tgz", "wb", compresslevel=1) as raw, \
+            tarfile.open(fileobj=raw, mode="w|") as archive:
+        big = tarfile.TarInfo("zeros.bin")
+        big.size = 80 * 1024 * 1024
+        archive.addfile(big, io.BytesIO(bytes(big.size)))
+        info = tarfile.TarInfo(".meridian/gates.yaml")
+        info.size = 2
+        archive.addfile(info, io.BytesIO(b"x\n"))
+    os.mkfifo(folder / "fifo.tar")
 
 
 def _side_branches(root: Path, home: Path) -> None:
@@ -728,13 +913,17 @@ WITH_FILES_BASH = [
     "touch ap[i]/app.py",
     "git submodule update --init",  # api/lib is a submodule
     "git update-index --assume-unchanged api/app.py",
+    "find . -name app.py -exec cp /etc/hosts {} \\;",  # finds api/app.py (h12b)
 ]
 WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
                     "git diff", "git clean -fd schema", "git clean -n", "git merge --help",
                     # reading a locked file and piping it to code run inline (h12b)
                     "cat api/app.py | python3 -c 'import sys; print(sys.stdin.read())'",
                     "cat api/app.py | python3 -c 'import ast, sys; ast.parse(sys.stdin.read())'",
-                    "head -n 3 api/app.py | node -e 'process.stdin.pipe(process.stdout)'"]
+                    "head -n 3 api/app.py | node -e 'process.stdin.pipe(process.stdout)'",
+                    "git restore --staged api/app.py",  # the index only
+                    "find api/ -name '*.py' | xargs grep -n VALUE", "sed -n 1,5p api/app.py",
+                    "git diff api/ && python3 -c 'print(1)'"]
 
 
 @pytest.fixture(scope="module")

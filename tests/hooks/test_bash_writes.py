@@ -185,3 +185,71 @@ def test_inline_code_is_judged_by_the_words_it_may_be_given(command: str, named:
     texts = [u for u in unresolved if not u.startswith("\0")]
     assert texts, unresolved
     assert any("api/app.py" in t or "api/" in t for t in texts) is named, texts
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # output options of ordinary tools
+    ("pytest --basetemp=out/tmp -q", ["out/tmp"]), ("pytest --junitxml=out/r.xml", ["out/r.xml"]),
+    ("pytest --cov=x --cov-report=html:out/cov --cov-report=term", ["out/cov"]),
+    ("pytest -o cache_dir=out/cache", ["out/cache"]),
+    ("python -m pytest --basetemp out/t", ["out/t"]),
+    ("coverage html -d out/htmlcov", ["out/htmlcov"]), ("coverage xml -o out/c.xml", ["out/c.xml"]),
+    ("pip wheel -w out .", ["out/"]), ("pip install --report out/r.json x", ["out/r.json"]),
+    ("uv pip install --target out requests", ["out"]), ("uv export -o out/req.txt", ["out/req.txt"]),
+    ("docker build -o out .", ["out"]), ("docker build --output type=local,dest=out .", ["out"]),
+    ("docker build --output type=registry .", []), ("docker run --workdir /app img", []),
+    ("docker run --rm -v ./out:/x img", ["./out/"]), ("docker run -v data:/x img", []),
+    ("docker run -v ./out:/x:ro img", []),
+    ("docker run --mount type=bind,source=./out,target=/x img", ["./out/"]),
+    ("docker run --mount type=bind,source=./out,target=/x,readonly img", []),
+    ("git diff --output=out/d.patch", ["out/d.patch"]), ("git archive -o out/x.tar HEAD", ["out/x.tar"]),
+    ("git log --oneline -5", []), ("kubectl get pods -o yaml", []), ("mypy --html-report out/r x", ["out/r"]),
+    # formatters
+    ("python3 -m black out", ["out/"]), ("autopep8 --in-place out/a.py", ["out/a.py"]),
+    ("yapf --in-place out/a.py", ["out/a.py"]), ("biome format --write out", ["out/"]),
+    ("biome format out", []), ("terraform fmt out", ["out/"]), ("terraform fmt -check out", []),
+    ("ruff --fix out", ["out/"]), ("stylelint --fix out/a.css", ["out/a.css"]), ("stylelint out/a.css", []),
+    # sed and awk writing files of their own
+    ("sed -n 'W out/a' in.txt", ["out/a"]), ("sed 's|a|b|w out/b' in.txt", ["out/b"]),
+    ("sed -n '/wait/p' in.txt", []), ("gawk -i inplace '{print}' out/a.txt", ["out/a.txt"]),
+    # command lines planted for later: package scripts, git settings that run a command
+    ("npm pkg set 'scripts.x=echo > out/a' && npm run x", ["out/a"]),
+    ("git config core.pager 'sh -c \"echo x > out/a\"'", ["out/a"]),
+    ("git config user.name 'A B'", []),
+])
+def test_tools_output_options_and_planted_commands(command: str, expected: list[str],
+                                                   tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == expected
+
+
+@pytest.mark.parametrize(("command", "unreadable"), [
+    ("echo 'echo x > out/a' > /tmp/e.sh && bash /tmp/e.sh", True),
+    ("printf 'open(\"out/a\", \"w\")' > s.py; python3 s.py", True),
+    ("cat > m.mk <<'EOF'\nall:\n\techo x > out/a\nEOF\nmake -f m.mk", True),
+    ("bash missing.sh", True), ("./missing.sh", True),
+    ("make -f - <<'EOF'\nall:\n\techo x > out/a\nEOF", True),
+    ("make --eval='all: ; echo x > out/a'", True),
+    ("sed 'e echo x > out/a' in.txt", True), ("awk -f /dev/stdin <<< 'BEGIN{print 1 > \"out/a\"}'", True),
+    ("bash run.sh", False), ("chmod +x run.sh && ./run.sh", False), ("ls run.sh && bash run.sh", False),
+    ("python3 gen.py run.sh && bash run.sh", True),  # (gen.py may write run.sh)
+])
+def test_code_the_command_writes_or_feeds_then_runs_cannot_be_read(
+        command: str, unreadable: bool, tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    unresolved: list[str] = []
+    written_files(command, tmp_path, unresolved=unresolved)
+    texts = [u for u in unresolved if not u.startswith("\0")]
+    assert any("out/a" in t or "run.sh" in t or "missing" in t for t in texts) is unreadable, \
+        unresolved
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("PIP_TARGET=out pip install x", ["out/"]), ("export PIP_TARGET=out; pip install x", ["out/"]),
+    ("PYTEST_ADDOPTS='--basetemp=out' pytest", ["out"]), ("make DESTDIR=out install", ["out/"]),
+    ("COVERAGE_FILE=out/.cov coverage run -m pytest", ["out/.cov"]),
+    ("python -m coverage html -d out/cov", ["out/cov"]), ("FOO=out make", []),
+    ("git restore --staged out/a", []), ("git restore -SW out/a", ["out/a"]),
+])
+def test_variables_that_move_a_tools_output(command: str, expected: list[str],
+                                            tmp_path: Path) -> None:
+    assert written_files(command, tmp_path) == expected
