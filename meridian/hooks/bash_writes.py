@@ -806,6 +806,39 @@ def _script_file(name: str, args: list[str]) -> str | None:
     return None
 
 
+FIND_WALK_LIMIT = 20_000
+
+
+def _find_matches(cwd: Path, start: str, filters: list[tuple[str, str]]) -> list[str]:
+    """The paths under ``start`` that a ``find`` name filter matches (any of them), as
+    find prints them; past ``FIND_WALK_LIMIT`` entries, ``start/`` (members unknown)."""
+    import fnmatch
+
+    if not _knowable(start):
+        return []
+    checks: list[tuple[bool, re.Pattern[str]]] = []  # (on the whole path, pattern)
+    for option, pattern in filters:
+        flags = re.IGNORECASE if option.startswith("-i") else 0
+        try:
+            expression = re.compile(pattern if option.endswith("regex")
+                                    else fnmatch.translate(pattern), flags)
+        except re.error:
+            return [start.rstrip("/") + "/"]
+        checks.append((option not in ("-name", "-iname", "-lname", "-ilname"), expression))
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(cwd / os.path.expanduser(start)):
+        shown = os.path.join(start, os.path.relpath(folder, cwd / os.path.expanduser(start)))
+        for entry in (*dirs, *files):
+            seen += 1
+            if seen > FIND_WALK_LIMIT:
+                return [start.rstrip("/") + "/"]
+            path = os.path.normpath(os.path.join(shown, entry))
+            if any(check.fullmatch(path if whole else entry) for whole, check in checks):
+                found.append(path)
+    return found
+
+
 def _find_targets(args: list[str], cwd: Path, removals: bool,
                   unresolved: list[str] | None) -> list[str]:
     """What ``find START... EXPR -delete | -exec CMD {} ;`` changes: each start path (as
@@ -819,12 +852,16 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
     starts = starts or ["."]
     found_files: list[str] = []
     patterns: list[str] = []
+    filters: list[tuple[str, str]] = []
+    negated = False
     actions: list[list[str]] = []
     deletes = False
     while index < len(args):
         arg = args[index]
         if arg in FIND_NAMES and index + 1 < len(args):
             patterns.append(args[index + 1])
+            filters.append((arg, args[index + 1]))
+            negated = negated or args[index - 1] in ("!", "-not")
             index += 2
             continue
         if arg == "-delete":
@@ -841,6 +878,12 @@ def _find_targets(args: list[str], cwd: Path, removals: bool,
         index += 1
     matched = ([os.path.join(s, "**", p.lstrip("./") if "/" in p else p)
                 for s in starts for p in patterns] if patterns else [s + "/" for s in starts])
+    if patterns and (actions or deletes):
+        # find acts on the files there now: the ones its filters match, at any depth (a
+        # negated filter matches what the others do not: the start folders, unknown
+        # members)
+        matched += [s + "/" for s in starts] if negated else [
+            found for s in starts for found in _find_matches(cwd, s, filters)]
     found: list[str] = found_files
     if deletes and removals:
         found += matched
@@ -1967,6 +2010,7 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
         short = _IN_PLACE_SHORT.get(name)
         if flag is not None and not any(a == flag or a == short or a.startswith(flag + "=")
                                         or (flag == "-i" and a.startswith("-i"))
+                                        or (name == "yq" and a == "--inplace")
                                         for a in args):
             return []
         if name in ("black", "isort", "rustfmt", "ruff") and any(a in _NOT_WRITING

@@ -914,6 +914,8 @@ WITH_FILES_BASH = [
     "git submodule update --init",  # api/lib is a submodule
     "git update-index --assume-unchanged api/app.py",
     "find . -name app.py -exec cp /etc/hosts {} \\;",  # finds api/app.py (h12b)
+    "find . -name deep.py -delete", "find . -iname 'DEEP.PY' -exec sed -i s/1/2/ {} +",
+    "find . -path '*/sub/*' -delete", "yq --inplace '.x = 1' api/sub/deep.py",
 ]
 WITH_FILES_ALLOW = ["git status", "git fetch --all", "git stash list", "git log --oneline",
                     "git diff", "git clean -fd schema", "git clean -n", "git merge --help",
@@ -940,6 +942,8 @@ def locked_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     run(["git", "commit", "-q", "--no-verify", "-m", "existing api"], root, env)
     (root / "api" / "app.py").write_text("VALUE = 2\n")
     (root / "api" / "scratch.py").write_text("x = 1\n")
+    (root / "api" / "sub").mkdir()
+    (root / "api" / "sub" / "deep.py").write_text("x = 1\n")  # (untracked too)
     (root / "patches").mkdir()
     (root / "patches" / "api.patch").write_text(
         "--- a/api/app.py\n+++ b/api/app.py\n@@ -1 +1 @@\n-VALUE = 1\n+VALUE = 3\n")

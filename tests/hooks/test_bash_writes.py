@@ -253,3 +253,19 @@ def test_code_the_command_writes_or_feeds_then_runs_cannot_be_read(
 def test_variables_that_move_a_tools_output(command: str, expected: list[str],
                                             tmp_path: Path) -> None:
     assert written_files(command, tmp_path) == expected
+
+
+def test_find_acts_on_the_files_its_filters_match_at_any_depth(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "deep.py").write_text("x")
+    (tmp_path / "a" / "top.md").write_text("x")
+    assert "a/b/deep.py" in written_files("find . -name 'deep.py' -delete", tmp_path,
+                                          removals=True)
+    assert "a/b/deep.py" in written_files("find a -iname '*.PY' -exec sed -i s/x/y/ {} +",
+                                          tmp_path)
+    assert "a/b/deep.py" in written_files("find . -regex '.*/b/.*' -delete", tmp_path,
+                                          removals=True)
+    assert "a/b/deep.py" not in written_files("find . -name '*.md' -delete", tmp_path,
+                                              removals=True)
+    # a negated filter matches what the others do not: the start, members unknown
+    assert "./" in written_files("find . ! -name '*.md' -delete", tmp_path, removals=True)
