@@ -1430,13 +1430,14 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
     return _output_options(name, args) if name == "git" else []
 
 
-# Long options whose value is a file or folder the command writes, whatever the tool
+# Long options whose value is a file or folder the command writes, whatever the tool (not
+# `--target`: a build target's name to cmake and docker, a folder to pip and uv)
 # (`pytest --junitxml=F`, `--basetemp=DIR`, `git diff --output=F`, `mypy --html-report D`,
 # `jest --outputFile F`, `cargo --target-dir D`, `docker build --iidfile F`, ...)
 # (compiled when first needed: the allow path imports this module for every Bash call)
 _OUTPUT_KEY = (
     r"--(?:[\w-]*[-_])?(?:out(?:put)?(?:[-_]?(?:file|dir|directory|path|document|name))?"
-    r"|outdir|outfile|dest(?:ination)?(?:-dir)?|target(?:-dir)?|pack-destination|report-log"
+    r"|outdir|outfile|dest(?:ination)?(?:-dir)?|target-dir|pack-destination|report-log"
     r"|junit-?xml|[\w-]*-report|html|log-file|logfile|result-?log|json-report-file"
     r"|cache-dir|cache-location|workdir|work-dir|basetemp|build-dir|dist-dir|artifact-dir"
     r"|wheel-dir|iidfile|metadata-file|coverage-?directory|\w+_out)")
@@ -1448,7 +1449,7 @@ _CONTAINER_OUTPUTS = frozenset({"-o", "--output", "--iidfile", "--metadata-file"
                                 "--cidfile"})
 # Short options that write, per tool (the generic rule reads long options only)
 _SHORT_OUTPUTS: dict[str, frozenset[str]] = {
-    "coverage": frozenset({"-d", "-o"}), "uv": frozenset({"-o", "-t"}),
+    "coverage": frozenset({"-d", "-o"}), "uv": frozenset({"-o", "-t", "--target"}),
     "poetry": frozenset({"-o"}), "pdm": frozenset({"-o"}), "pip-compile": frozenset({"-o"}),
     "mypy": frozenset(), "git": frozenset({"-o"}), "docker": frozenset({"-o"}),
     "podman": frozenset({"-o"}), "webpack": frozenset({"-o"}), "rollup": frozenset({"-o", "-d"}),
@@ -1477,7 +1478,7 @@ def _output_options(name: str, args: list[str]) -> list[str]:
             value = _option_value(args, index, arg)
         elif key in ("-out", "-keyout", "-out=") and name in ("openssl", "terraform"):
             value = _option_value(args, index, key) if "=" not in arg else arg.split("=", 1)[1]
-        elif arg in shorts or (arg[:2] in shorts and len(arg) > 2 and not arg.startswith("--")):
+        elif key in shorts or (arg[:2] in shorts and len(arg) > 2 and not arg.startswith("--")):
             value = _option_value(args, index, arg)
         elif arg in ("-o", "--override-ini") and name in ("pytest", "py.test") \
                 and index + 1 < len(args) and args[index + 1].startswith("cache_dir="):

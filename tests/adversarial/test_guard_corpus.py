@@ -560,6 +560,11 @@ ORDINARY_BASH = [
     "tar -czf build/dist.tgz schema docs", "zip -r build/docs.zip docs",
     # (h12b) what developers run all day: build, test, lint, package, container and git
     # commands, formatters on open files, heredocs, subshells, env assignments, reads
+    "cmake --build build --target api", "docker build --target api -t app .",
+    "pytest --junitxml=build/report.xml --basetemp=build/tmp", "PIP_TARGET=build/deps pip install x",
+    "docker run --rm -v \"$PWD\":/src -w /src python:3.12 pytest", "make DESTDIR=/tmp/stage install",
+    "TMPDIR=/tmp/x pytest -q", "git restore --staged docs/", "find schema -name '*.py' -delete",
+    "python -m coverage html -d build/htmlcov", "sed -n 'w build/copy.txt' README.md",
     "make -j8 all", "make clean && make", "make -C docs html", "make test TESTS=tests/unit",
     "npm run lint -- --fix", "npm run test -- --watch=false", "npm ci --no-audit",
     "npm install --save-dev typescript", "pnpm run build", "pnpm -r test",
