@@ -2370,6 +2370,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     outer: list[_ShellState] = []  # the state each enclosing subshell started with
     judged: str | None = None  # the text inline code is judged by (_code_visible_text)
     named: set[str] = set()  # the file names the commands so far hold as words
+    wrote: list[tuple[list[str], str]] = []  # each command's targets, and its text
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(state.copy())
@@ -2405,15 +2406,28 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         if os.path.basename(name) == "git" and _git_words(command_words)[1] in (
                 "fetch", "pull", "remote", "submodule"):
             fetched = True
-        if unresolved is not None and here is not None and any(
-                not os.path.lexists(cwd / here / os.path.expanduser(script))
-                or _may_change(script, here, found + (["\0"] if before else []), named)
-                for script in _scripts_run(command_words, words)):
+        own = shlex.join(tokens) + ("\n" + feed[1] if feed is not None and feed[0] == "text"
+                                    and isinstance(feed[1], str) else "")
+        for script in _scripts_run(command_words, words):
+            if unresolved is None or here is None:
+                break
             # a script file not there yet, or one an earlier part of the line may write
             # (`echo CMD > /tmp/x.sh && bash /tmp/x.sh`): what it runs is in the line, if
-            # anywhere
-            judged = judged if judged is not None else _code_visible_text(commands, command)
-            unresolved.append(judged)
+            # anywhere: in the commands that write it (`python -m venv .venv && source
+            # .venv/bin/activate` holds no name the script is given), or anywhere before
+            # when what may write it cannot be told
+            path = os.path.normpath(os.path.join(here, os.path.expanduser(script)))
+            writers = [text for written, text in wrote if any(
+                w.startswith(UNLISTED_MARK) or (not w.startswith("\0") and (
+                    os.path.normpath(w) in (path, ".")
+                    or path.startswith(os.path.normpath(w) + "/"))) for w in written)]
+            if writers:
+                unresolved += [*writers, own]
+            elif _may_change(script, here, found + (["\0"] if before else []), named):
+                judged = judged if judged is not None else _code_visible_text(commands, command)
+                unresolved.append(judged)
+            elif not os.path.lexists(cwd / here / os.path.expanduser(script)):
+                unresolved.append(own)  # (what it is given)
         if unresolved is not None and (
                 _inline_code(os.path.basename(name), command_words[1:])
                 or (os.path.basename(name) == "xargs"
@@ -2422,9 +2436,11 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             # given (the files a command only reads and passes no name of are none)
             judged = judged if judged is not None else _code_visible_text(commands, command)
             unresolved.append(judged)
+        start = len(found)
         for path in targets:
             for one in _expand_words(path, cwd, here, state.made):
                 _add_target(one, here, command, found, unresolved)
+        wrote.append((found[start:], own))
         state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
         if os.path.basename(name) not in _NAMES_ONLY_READ:
             named.update(os.path.basename(w.rstrip("/")) for w in tokens)

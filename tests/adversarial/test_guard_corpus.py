@@ -561,6 +561,8 @@ ORDINARY_BASH = [
     # (h12b) what developers run all day: build, test, lint, package, container and git
     # commands, formatters on open files, heredocs, subshells, env assignments, reads
     "cmake --build build --target api", "docker build --target api -t app .",
+    "python -m venv .venv && source .venv/bin/activate && pytest api/ -q",
+    "echo 'pytest -q' > build/run.sh && bash build/run.sh && pytest api/",
     "pytest --junitxml=build/report.xml --basetemp=build/tmp", "PIP_TARGET=build/deps pip install x",
     "docker run --rm -v \"$PWD\":/src -w /src python:3.12 pytest", "make DESTDIR=/tmp/stage install",
     "TMPDIR=/tmp/x pytest -q", "git restore --staged docs/", "find schema -name '*.py' -delete",

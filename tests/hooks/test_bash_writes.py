@@ -269,3 +269,13 @@ def test_find_acts_on_the_files_its_filters_match_at_any_depth(tmp_path: Path) -
                                               removals=True)
     # a negated filter matches what the others do not: the start, members unknown
     assert "./" in written_files("find . ! -name '*.md' -delete", tmp_path, removals=True)
+
+
+def test_a_script_written_in_the_line_is_judged_by_its_writers(tmp_path: Path) -> None:
+    unresolved: list[str] = []
+    written_files("python -m venv .venv && source .venv/bin/activate && pytest out/a",
+                  tmp_path, unresolved=unresolved)
+    assert not any("out/a" in u for u in unresolved), unresolved  # (the venv's own script)
+    unresolved = []
+    written_files("echo 'rm out/a' > x.sh; pytest -q; bash x.sh", tmp_path, unresolved=unresolved)
+    assert any("rm out/a" in u for u in unresolved), unresolved
