@@ -494,9 +494,24 @@ class RawTree:
     """A tree read as bytes: its length, entries by position and in order."""
 
     def __init__(self, raw_id: bytes, raw: bytes | None = None,
-                 entries: list[tuple[bytes, bytes, bytes]] | None = None) -> None:
+                 entries: list[tuple[bytes, bytes, bytes]] | None = None,
+                 ids_at: list[int] | None = None) -> None:
         self.raw_id = raw_id
         self.entries = entries if entries is not None else parse_tree(raw or b"")
+        self.raw = raw
+        self._ids_at = ids_at
+
+    def ids_at(self) -> list[int]:
+        """Where each entry's id starts in the tree's bytes (a name's length, not its id,
+        places the entries after it: an id replaced in place moves nothing)."""
+        if self._ids_at is None:
+            out, at = [], 0
+            for mode, name, _ in self.entries:
+                at += len(mode) + len(name) + 2
+                out.append(at)
+                at += 20
+            self._ids_at = out
+        return self._ids_at
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -579,7 +594,10 @@ class PackedAppend:
                 nested.setdefault(name, {})[rest] = oid
             else:
                 direct[name] = oid
-        entries = list(self.tree(base).entries) if base is not None else []
+        base_tree = self.tree(base) if base is not None else None
+        entries = list(base_tree.entries) if base_tree is not None else []
+        in_place: list[tuple[int, bytes]] = []  # (entry, new id): the common case
+        reshaped = base_tree is None or base_tree.raw is None
         changes = [(_BLOB_MODE_BYTES, name, oid) for name, oid in direct.items()]
         for name, sub_updates in nested.items():
             current = next((e for e in reversed(entries) if e[1] == name), None)
@@ -591,7 +609,9 @@ class PackedAppend:
                           if entries[at][1] == name), None)
             if index is not None and entries[index][0] == mode:
                 entries[index] = (mode, name, oid)  # the common case: same place
+                in_place.append((index, oid))
                 continue
+            reshaped = True
             if index is not None:
                 del entries[index]  # a blob becoming a tree (or back) moves in git's order
             key = _tree_key(mode, name)
@@ -599,8 +619,18 @@ class PackedAppend:
             while place and _tree_key(entries[place - 1][0], entries[place - 1][1]) > key:
                 place -= 1
             entries.insert(place, (mode, name, oid))
-        oid = self.add(packfile.TREE, b"".join(b"%s %s\0%s" % e for e in entries))
-        self.made[oid] = RawTree(oid, entries=entries)
+        if reshaped or base_tree is None or base_tree.raw is None:
+            data = b"".join(b"%s %s\0%s" % e for e in entries)
+            ids_at = None
+        else:
+            # only ids changed: the base's bytes with those ids written over
+            ids_at = base_tree.ids_at()
+            spliced = bytearray(base_tree.raw)
+            for index, new_id in in_place:
+                spliced[ids_at[index]:ids_at[index] + 20] = new_id
+            data = bytes(spliced)
+        oid = self.add(packfile.TREE, data)
+        self.made[oid] = RawTree(oid, data, entries=entries, ids_at=ids_at)
         return oid
 
     def write(self) -> packfile.Written:

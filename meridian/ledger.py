@@ -285,7 +285,7 @@ class Ledger:
             # so exactly one of concurrent appenders sees each multiple); the file is
             # emptied only now and then (truncating costs more than an append's byte)
             if count % PACK_EVERY == 0:
-                self.pack()
+                self.pack(look_for_loose=False)
         except (OSError, MeridianError, KeyError, ValueError, gitio.GitError):
             # the commit is acknowledged; a packing failure (git missing or too old, a
             # read-only object store, an object a shallow or damaged repository lacks)
@@ -293,7 +293,7 @@ class Ledger:
             # packs, and `git gc` packs everything anyway
             pass
 
-    def pack(self) -> str | None:
+    def pack(self, *, look_for_loose: bool = True) -> str | None:
         """Merge the packs appends wrote since the last pack into one, then merge packs.
 
         Each append writes its objects (a shard, the trees on its path, a commit) as one
@@ -302,7 +302,8 @@ class Ledger:
         of its newest, a tree's as deltas of its newest, a few bytes each) in process,
         with no git command. Objects that are loose (a merge's commit, an older version's
         appends) are packed by `git pack-objects` as before, when the walk of the commits
-        since the last pack meets one. Once a level holds PACKS_PER_LEVEL packs they
+        since the last pack meets one (the pack an append triggers walks only when a
+        level fills: ``look_for_loose``). Once a level holds PACKS_PER_LEVEL packs they
         become one pack of the next level, their entries copied as they are (so the
         number of packs grows with the log of the history). Objects are only ever deleted
         when a complete pack holds them: concurrent writers and a killed packer lose
@@ -330,13 +331,15 @@ class Ledger:
             died = running.exists()
             adopted = running.read_text().split() if died else []
             running.write_text("")
-            name = self._pack_locked(sweep=died, adopted=adopted, running=running)
+            name = self._pack_locked(sweep=died, adopted=adopted, running=running,
+                                     look_for_loose=look_for_loose)
             running.unlink()
             return name
         finally:
             os.close(fd)  # releases the lock (so does the process's death)
 
-    def _pack_locked(self, *, sweep: bool, adopted: list[str], running: Path) -> str | None:
+    def _pack_locked(self, *, sweep: bool, adopted: list[str], running: Path,
+                     look_for_loose: bool = True) -> str | None:
         tip = self.tip()
         if tip is None:
             return None
@@ -388,8 +391,10 @@ class Ledger:
         if since is None:
             since = self._first_parent_ancestor(tip, FIRST_PACK_DEPTH)
         # Appends write no loose object; merges and older versions do: a walk of the
-        # commits since the last pack finds them.
-        if since != tip and (sweep or gitio.loose_commit_since(self.repo, tip, since)):
+        # commits since the last pack finds them (~1 ms: the pack an append triggers
+        # looks only when its level fills, or after a packer died).
+        look = look_for_loose or sweep or first or len(levels[0]) >= PACKS_PER_LEVEL
+        if since != tip and look and (sweep or gitio.loose_commit_since(self.repo, tip, since)):
             made = gitio.pack_new_objects(self.repo, tip, since)
             if made is not None and made not in known:
                 levels[0].append(made)
@@ -414,7 +419,7 @@ class Ledger:
                     if level + 1 == len(levels):
                         levels.append([])
                     levels[level + 1].append(merged)
-        self._save_pack_state(state_path, tip, levels, retired,
+        self._save_pack_state(state_path, tip if look else since or tip, levels, retired,
                               sweep=sweep or first or len(levels[0]) == 0)
         return new
 
