@@ -17,6 +17,8 @@ time:
                     appended (untimed): the view is caught up over the new commit
                     (``commands/status_catchup.py``)
 - status, new block the same after a ``gate.blocked`` of gate core (a count it shows)
+- status, passed    `meridian status` in a project where gate core passed (offline
+                    evaluator): a view never holds a pass, so it is derived in full
 - why               `meridian why core` (the gate's story: its events in ledger order)
 - owners            `meridian owners src/module.py docs/guide.md`
 - python floor      the same interpreter running `pass` (start-up alone)
@@ -130,6 +132,9 @@ def main() -> int:
                 _bench.make_project(Path(tmp) / f"e{size}", size))
             contenders[f"status, new block @{size:,}"] = status_after_event(
                 _bench.make_project(Path(tmp) / f"b{size}", size), block=True)
+            passed = _bench.make_project(Path(tmp) / f"d{size}", size)
+            _bench.quiet_meridian(passed, "gate", "submit", "core")
+            contenders[f"status, passed @{size:,}"] = status(passed)
             contenders[f"why @{size:,}"] = command(root, "why", "core")
             # docs/guide.md belongs to the locked gate docs: refused, exit 2
             contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
@@ -143,7 +148,7 @@ def main() -> int:
                 ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
         largest = max(sizes)
         ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
-        for name in ("status, new event", "status, new block"):
+        for name in ("status, new event", "status, new block", "status, passed"):
             ok &= _judge(f"{name} @{largest:,}", timings[f"{name} @{largest:,}"], 200.0)
     return 0 if ok else 1
 
