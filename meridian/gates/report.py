@@ -222,8 +222,10 @@ def _event_text(record: Record) -> str:
     if kind == ev.APPROVED:
         return f"by {data.get('approver')}"
     if kind == ev.BLOCKED:
-        files = data.get("files") or []
-        where = f" ({', '.join(files[:5])})" if files else ""
+        files = data.get("files")
+        # a hand-written block may carry anything there: shown, never a crash
+        names = [str(f) for f in files[:5]] if isinstance(files, list) else []
+        where = f" ({', '.join(names)})" if names else ""
         return f"by {data.get('source')}: {data.get('reason')}{where}"
     return ""
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 INDEX_VERSION = 1
 BLOCKED = "gate.blocked"
 UNASSIGNED = "unassigned.jsonl"
+_RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})  # ledger.RECORD_FIELDS
 
 Entry = tuple[int, str | None, dict[str, Any]]  # (place, commit, raw record)
 
@@ -120,8 +121,8 @@ def _read_lines(path: Path, digest: Any) -> list[Entry] | None:
     for line in data.splitlines():
         place, commit, raw = json.loads(line)
         if not (type(place) is int and (commit is None or isinstance(commit, str))
-                and isinstance(raw, dict) and isinstance(raw.get("data"), dict)
-                and isinstance(raw.get("kind"), str)):
+                and isinstance(raw, dict) and raw.keys() == _RECORD_FIELDS
+                and isinstance(raw["data"], dict) and isinstance(raw["kind"], str)):
             raise ValueError("not an index entry")
         out.append((place, commit, raw))
     return out
@@ -315,7 +316,8 @@ def _entries_of(entries: list[Entry], unassigned: list[Entry], graph: Graph, gat
     """The gate's own entries and the unassigned blocks of its files, in ledger order."""
     from meridian.records import Record
 
-    own = [e for e in unassigned
-           if any(gate in graph.gate_for_path(str(f)) for f in e[2]["data"]["files"])]
+    own = [e for e in unassigned if isinstance(e[2]["data"].get("files"), list)
+           and any(gate in graph.gate_for_path(str(f)) for f in e[2]["data"]["files"])]
+    mine = [e for e in entries if e[2]["data"].get("gate") == gate]  # a forged file: dropped
     return [(Record.model_construct(**raw), commit) for _, commit, raw
-            in sorted(entries + own, key=lambda e: e[0])]
+            in sorted(mine + own, key=lambda e: e[0])]

@@ -202,3 +202,36 @@ def test_a_damaged_index_or_a_history_not_only_grown_is_read_again(
     assert _plain(story_index.story(ledger, graph, "spec") or []) == _plain(
         placed_from_branch(ledger, graph, "spec"))
     assert cli("why", "spec").code == 0
+
+
+@pytest.mark.parametrize("entry", [[5, None, {"kind": "gate.blocked", "data": {"gate": "spec"}}],
+                                   [5, None, {"id": "x", "ts": "t", "kind": "gate.blocked",
+                                              "writer": "w", "data": {"files": 7}}],
+                                   ["5", 3, []]])
+def test_a_forged_entry_of_the_wrong_shape_never_fails_why(
+        project: Path, cli: Callable[..., Proc], entry: list) -> None:
+    """An entry without the record fields, a block whose ``files`` is not a list, an
+    entry that is not one: the story is read from the branch, `why` answers as before."""
+    assert cli("gate", "start", "spec").code == 0
+    shown = cli("why", "spec")
+    ledger = Ledger.open(project)
+    _forge_entry(ledger, "spec", lambda entries: entries.append(entry))
+    again = cli("why", "spec")
+    assert (again.code, again.out, again.err) == (shown.code, shown.out, shown.err)
+
+
+def test_a_block_with_files_that_are_not_names_is_shown_not_a_crash(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """On the branch itself (written by hand): ``why`` shows it either way."""
+    from tests.adversarial.integrity_support import event_line
+
+    ledger = Ledger.open(project)
+    _append_raw(project, [event_line("gate.blocked", {"gate": "spec", "source": "x",
+                                                      "reason": "r", "files": files})[1].encode()
+                          for files in (7, [1, None])])
+    shown = cli("why", "spec")
+    assert shown.code == 0 and "(1, None)" in shown.out, shown
+    for path in story_index.index_dir(ledger).iterdir():
+        path.unlink()
+    again = cli("why", "spec")
+    assert (again.code, again.out) == (shown.code, shown.out)
