@@ -17,7 +17,6 @@ from pathlib import PurePosixPath
 
 from meridian.evaluators.findings import Finding, Severity
 
-JS_SUFFIXES = frozenset({".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"})
 TEST_DIRS = frozenset({"__tests__", "test", "tests", "spec", "e2e"})
 TEST_NAME = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 
@@ -68,10 +67,6 @@ NOOP_NAME = re.compile(r"(?:^|_)(?:noop|nop|no_?op|do_?nothing|identity|ignore)(
                        r"^(?:noop|nop|doNothing|ignore)", re.IGNORECASE)
 REGEX_ALLOWED_AFTER = re.compile(r"(?:^|[(,=:\[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|in|of|"
                                  r"delete|void|throw|new|yield|await|else|do))\s*$")
-
-
-def is_js(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in JS_SUFFIXES
 
 
 def is_js_test_file(path: str) -> bool:

@@ -12,13 +12,10 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from pathlib import PurePosixPath
 
 from meridian.evaluators._js_scan import ADMISSION, MARKER, Masked, _matching_brace, mask
 from meridian.evaluators.findings import Finding, Severity
 
-LANGUAGES = {".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
-             ".sh": "shell", ".bash": "shell", ".zsh": "shell"}
 UNFINISHED_TEXT = r"(?:[^\"\n]*?\b(?:not\s+(?:yet\s+)?implemented|unimplemented|implement\s+me|(?-i:TODO|FIXME))\b[^\"\n]*)"
 
 GO_PANIC = re.compile(r"\bpanic\(\s*(?:\"" + UNFINISHED_TEXT + r"\"|`" + UNFINISHED_TEXT
@@ -69,15 +66,6 @@ SHELL_EXIT_MARKED = re.compile(r"^\s*(?:[^#\n]*;\s*)?exit\s+[1-9]\d*\s*(?:;\s*)?
 SHELL_SAYS_UNFINISHED = re.compile(r"\b(?:echo|printf)\b[^\n#]*(?:not\s+(?:yet\s+)?implemented|"
                                    r"unimplemented|\bTODO\b)", re.IGNORECASE)
 SHELL_EXIT = re.compile(r"\bexit\s+[1-9]\d*\b")
-
-
-def native_language(path: str, content: str) -> str | None:
-    suffix = PurePosixPath(path).suffix.lower()
-    if suffix in LANGUAGES:
-        return LANGUAGES[suffix]
-    if not suffix and re.match(r"#!\s*/\S*(?:env\s+)?(?:ba|z|da)?sh\b", content[:80]):
-        return "shell"
-    return None
 
 
 class _Source:

@@ -260,7 +260,8 @@ from meridian.cli import main
 code = main(["hook", "pre-commit"])
 heavy = {"pydantic", "anthropic", "rich", "jsonschema", "yaml", "httpx"}
 watched = ("meridian.ledger", "meridian.verify", "meridian.records", "meridian.evaluators.models",
-           "meridian.evaluators.scan")
+           "meridian.evaluators.scan", "meridian.evaluators._js_scan",
+           "meridian.evaluators._native_scan")  # the JS and native readers: for their files
 print(code, sorted({m.split(".")[0] for m in sys.modules} & heavy),
       sorted(m for m in watched if m in sys.modules))
 """
