@@ -39,6 +39,7 @@ field type, constraint, alias or validator must be taught here first.
 from __future__ import annotations
 
 import itertools
+import json
 import marshal
 import math
 import re
@@ -212,8 +213,11 @@ def _may_hold_surrogate(data: bytes) -> bool:
 
 def _view(raw: Any, data: bytes, source: str) -> RunView:
     # Only UTF-8 text starting with the object (json.loads also reads UTF-16/32 and a
-    # byte-order mark; the full reader takes those).
-    if not data[:1] == b"{" or _may_hold_surrogate(data):
+    # byte-order mark; the full reader takes those). A UTF-16-LE or UTF-32-LE document
+    # starts with ``{`` too: its escapes and surrogates are not the bytes searched for
+    # below, so the encoding is asked as json.loads asks it.
+    if (not data[:1] == b"{" or json.detect_encoding(data) != "utf-8"
+            or _may_hold_surrogate(data)):
         raise NotAsWritten("encoding")
     if not isinstance(raw, dict) or raw.get("version") != runfile.RUN_VERSION:
         raise NotAsWritten("not a current run document")

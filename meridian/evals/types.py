@@ -88,7 +88,9 @@ class Task(_Strict):
         from meridian.records import canonical_json
 
         payload = canonical_json(self.model_dump(mode="json"))
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        # surrogatepass: a JSON value may hold a lone surrogate (pydantic's JsonValue
+        # keeps one a forged run file escapes as \ud800); it hashes, never raises
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
     def for_agent(self) -> AgentTask:
         """What the agent is handed: id, input, metadata, the timeout, and only the
