@@ -23,11 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from meridian.errors import MeridianError
 from meridian.evals import compare, store
 
 
 @dataclass
 class BaselineCheck:
+    """``failures`` without a ``comparison``: a run that could not be read or compared
+    (the check fails: it is never passed over)."""
+
     baseline: str  # its name
     baseline_run: str
     suite: str
@@ -58,18 +62,42 @@ def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None) -> li
         partial: list[str] = []
         chosen: compare.Comparison | None = None
         base_run = None
+        unreadable: str | None = None
+        latest = base_entry.run_id
         for entry in reversed(same_suite):
             if entry.run_id == base_entry.run_id:
                 break
-            # read as `eval compare` reads them (runview: the models' checks, no models)
-            base_run = base_run or store.load_for_compare(ledger, base_entry.run_id, every)
-            result = compare.compare(store.load_for_compare(ledger, entry.run_id, every), base_run,
-                                     a_ref=entry.run_id, b_ref=f"baseline:{baseline.name}")
+            latest = entry.run_id
+            # read as `eval compare` reads them (runview: the models' checks, no models);
+            # a run that cannot be read or compared fails the check (never skipped: a
+            # forged newer run would otherwise hide the one that regressed)
+            try:
+                base_run = base_run or store.load_for_compare(ledger, base_entry.run_id, every)
+            except MeridianError as exc:
+                unreadable = f"baseline run {base_entry.run_id} cannot be read: {exc}"
+                break
+            try:
+                candidate = store.load_for_compare(ledger, entry.run_id, every)
+            except MeridianError as exc:
+                unreadable = f"run {entry.run_id} cannot be read: {exc}"
+                break
+            try:
+                result = compare.compare(candidate, base_run, a_ref=entry.run_id,
+                                         b_ref=f"baseline:{baseline.name}")
+            except MeridianError as exc:
+                unreadable = f"run {entry.run_id} cannot be compared with the baseline: {exc}"
+                break
             if result.missing or "A" in result.interrupted or result.a_partial:
                 partial.append(entry.run_id)
                 continue
             chosen = result
             break
+        if unreadable is not None:
+            checks.append(BaselineCheck(
+                baseline=baseline.name, baseline_run=base_entry.run_id,
+                suite=base_entry.data.suite, latest_run=latest, failures=[unreadable],
+                partial=partial))
+            continue
         if chosen is None:
             if partial:
                 checks.append(BaselineCheck(

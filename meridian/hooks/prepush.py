@@ -252,7 +252,7 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts,
                 "--tag, a shard or interrupted) not checked against baseline "
                 f"{check.baseline}" + ("" if check.comparison is not None else
                                        "; no full run since the baseline"))
-        if check.comparison is None:
+        if check.comparison is None and check.ok:
             continue
         if check.uncovered and warnings is not None:
             warnings.append(
