@@ -250,7 +250,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"meridian: {exc.strerror or exc}{where}; nothing was written", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - the one place internal errors are handled
+        if _is_git_error(exc):
+            # libgit2 could not read the repository (a damaged pack or loose object): the
+            # user's to repair, in one line; the traceback is kept for a report
+            path = _log_internal_error(exc)
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            print(f"meridian: git cannot read this repository: {first_line}; "
+                  f"`git fsck --full` names the damage (traceback in {path})", file=sys.stderr)
+            return 2
         return _internal_error(exc)
+
+
+def _is_git_error(exc: BaseException) -> bool:
+    pygit2 = sys.modules.get("pygit2")  # imported by whatever raised it, if anything did
+    return pygit2 is not None and isinstance(exc, pygit2.GitError)
 
 
 _DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})

@@ -44,7 +44,15 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repository:
         raise NotARepository(
             f"not a git repository (or any parent up to /): {Path(path).resolve()}"
         )
-    return pygit2.Repository(found)
+    try:
+        return pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        # an object format libgit2 does not know (extensions.objectFormat=sha256), a
+        # config it cannot parse: refused before anything is read or written
+        reason = (str(exc).strip().splitlines() or ["unreadable"])[0]
+        hint = " (Meridian stores its state in SHA-1 repositories only)" \
+            if "object format" in reason or "objectformat" in reason.lower() else ""
+        raise MeridianError(f"cannot open the git repository {found}: {reason}{hint}") from None
 
 
 def reopen(repo: Repository) -> Repository:
