@@ -1276,6 +1276,15 @@ def config_value(repo: Repository, key: str) -> str | None:
     return str(value)
 
 
+def config_int(repo: Repository, key: str, default: int) -> int:
+    """A git config integer as git reads one (``50``, ``1k``), or ``default`` when unset
+    or not an integer."""
+    try:
+        return int(repo.config.get_int(key))
+    except (KeyError, ValueError, pygit2.GitError):
+        return default
+
+
 def hooks_dir(repo: Repository) -> Path:
     """``.git/hooks`` of the common dir, so every linked worktree shares one set of hooks."""
     return common_dir(repo) / "hooks"

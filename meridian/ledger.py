@@ -419,9 +419,38 @@ class Ledger:
                     if level + 1 == len(levels):
                         levels.append([])
                     levels[level + 1].append(merged)
+        self._retire_within_pack_limit(retired)
         self._save_pack_state(state_path, tip if look else since or tip, levels, retired,
                               sweep=sweep or first or len(levels[0]) == 0)
         return new
+
+    def _retire_within_pack_limit(self, retired: dict[str, float]) -> None:
+        """Delete retired packs (oldest first, whatever their age) while the packs in the
+        repository, with the PACK_EVERY small ones appends write before the next pack,
+        would reach gc.autoPackLimit: past it every `git commit` (`git gc --auto`)
+        repacks the user's whole repository. Every object of a retired pack is in a
+        complete pack already; only a reader's wait for the merged pack is given up."""
+        limit = gitio.config_int(self.repo, "gc.autoPackLimit", 50)
+        if limit <= 0 or not retired:
+            return  # automatic repacking by pack count is off
+        directory = gitio.pack_dir(self.repo)
+        try:
+            names = [entry.name[:-5] for entry in os.scandir(directory)
+                     if entry.name.startswith("pack-") and entry.name.endswith(".pack")]
+        except OSError:
+            return
+        count = sum(1 for name in names if not (directory / f"{name}.keep").exists())
+        room = limit - 1 - PACK_EVERY
+        doomed = []
+        for name in sorted(retired, key=lambda name: retired[name]):
+            if count <= room:
+                break
+            doomed.append(name)
+            if name in names:
+                count -= 1
+        gitio.remove_packs(self.repo, doomed)
+        for name in doomed:
+            del retired[name]
 
     def _merge_level(self, names: list[str], announce: Callable[[str], None],
                      retired: dict[str, float]) -> str | None:

@@ -302,3 +302,23 @@ def test_a_packer_killed_after_writing_its_pack_leaves_no_reachable_loose_object
     assert not reachable & loose
     assert not ledger._local_name("pack", ".running").exists()
     _assert_intact(repo)
+
+
+def test_packs_meridian_keeps_never_set_off_git_gc_auto(repo: Path) -> None:
+    """A burst of appends (merged packs kept a while for readers) never leaves as many
+    packs as gc.autoPackLimit: one pack more of the user's (a fetch) would make every
+    `git commit` repack the whole repository in the background."""
+    git(repo, "config", "gc.autoPackLimit", "30")
+    ledger = Ledger.open(repo)
+    for n in range(700):
+        ledger.emit("test.append", {"n": n})
+        assert len(_packs(repo)) < 30, n
+    (repo / "f").write_text("x\n")
+    git(repo, "add", "f")
+    git(repo, "commit", "-q", "-m", "user")
+    git(repo, "repack", "-q")  # the user's own pack
+    before = set(_packs(repo))
+    git(repo, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+    assert set(_packs(repo)) == before  # git saw no reason to repack
+    assert [r.data["n"] for r in ledger.records()] == list(range(700))
+    _assert_intact(repo)
