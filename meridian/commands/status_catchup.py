@@ -52,14 +52,18 @@ class _NotCaughtUp(Exception):
 def _git(common: Path, args: list[str], data: bytes | None = None) -> bytes:
     # The repository git is told, nothing the environment says (a view is never used
     # with a locating variable set; the others are in the view's key); replace refs and
-    # optional locks off, no prompts, no pager, no colour.
+    # optional locks off, no prompts, no pager, no colour. Run from the git directory, with
+    # ``diff.relative`` off: a work tree in the config and a run from a subdirectory with
+    # ``diff.relative=true`` would list only the paths under that subdirectory (no
+    # ``events/`` change at all), and a hidden change is never derived.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_NO_REPLACE_OBJECTS="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     try:
         proc = subprocess.run(
             ["git", f"--git-dir={common}", "--no-replace-objects", "--no-pager",
-             "-c", "core.quotePath=true", "-c", "log.showSignature=false", *args],
-            input=data, capture_output=True, env=env, check=False, timeout=60)
+             "-c", "core.quotePath=true", "-c", "log.showSignature=false",
+             "-c", "diff.relative=false", "-c", "diff.ignoreSubmodules=none", *args],
+            input=data, capture_output=True, env=env, cwd=common, check=False, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         raise _NotCaughtUp(f"git: {exc}") from None
     if proc.returncode != 0:

@@ -406,3 +406,45 @@ def test_a_caught_up_view_counts_the_remote_again(
     shown, heavy = _light_status(project)
     assert heavy == [] and json.loads(shown.out)["remote"]["hint"] is None
     _same(_both(cli), (_fresh(cli), cli("status", "--json")))
+
+
+@pytest.mark.parametrize("change", ["harness change", "pass without verdict"])
+def test_git_config_cannot_hide_what_a_catch_up_reads(
+        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch,
+        change: str) -> None:
+    """Attack: the repository's git config makes ``git log --raw`` print less than the
+    commits change (``diff.relative`` with a work tree in the config and status run from
+    a subdirectory lists only the paths under it: no ``events/`` change at all), so the
+    catch-up sees commits that change nothing and keeps the view, hiding a harness
+    weakening or a pass not backed by a verdict. The catch-up reads what the commits
+    change whatever the config says: the answer is a fresh derivation's."""
+    from meridian.records import now_ts
+    from tests.adversarial.conftest import git
+    from tests.adversarial.integrity_support import event_line, plumb_commit, shard_of
+
+    assert cli("gate", "start", "spec").code == 0
+    (project / "src").mkdir(exist_ok=True)
+    git(project, "config", "core.worktree", str(project))
+    git(project, "config", "diff.relative", "true")
+    monkeypatch.chdir(project / "src")
+    assert cli("status").code == 0
+    assert _views(project)
+    shard = shard_of(now_ts())
+    if change == "harness change":
+        line = event_line("harness.changed", {
+            "changes": [".meridian/gates.yaml modified"], "commit": "0" * 40,
+            "weakening": True})[1]
+    else:
+        line = event_line("gate.passed", {
+            "gate": "spec", "verdict": "verdicts/spec/x.json", "overall": 9.5,
+            "threshold": 7.0, "evaluator": "heuristic", "subject": "0" * 40})[1]
+    plumb_commit(project, {shard: (line + "\n").encode()}, "hidden")
+    shown = (cli("status"), cli("status", "--json"))
+    for view in _views(project):
+        view.unlink()
+    fresh = (cli("status"), cli("status", "--json"))
+    _same(shown, fresh)
+    if change == "harness change":
+        assert "WEAKENS enforcement" in shown[0].out
+    else:
+        assert "forged or inconsistent" in shown[0].out
