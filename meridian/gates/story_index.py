@@ -110,9 +110,25 @@ def _build(ledger: Ledger) -> _Index | None:
     return index
 
 
+MAX_FILE_BYTES = 512 * 1024 * 1024  # far above a gate's events at 100k (~30 MB)
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of the index file at ``path``: a regular file only (a FIFO would block
+    ``why`` forever, a symlink to ``/dev/zero`` fill memory), at most ``MAX_FILE_BYTES``;
+    ``OSError`` otherwise (the caller builds the index again)."""
+    from meridian.errors import MeridianError
+    from meridian.userfiles import read_bounded
+
+    try:
+        return read_bounded(path, limit=MAX_FILE_BYTES)
+    except MeridianError as exc:
+        raise OSError(str(exc)) from None
+
+
 def _read_lines(path: Path, digest: Any) -> list[Entry] | None:
     try:
-        data = path.read_bytes()
+        data = _read_file(path)
     except OSError:
         return None
     if not isinstance(digest, str) or hashlib.sha256(data).hexdigest() != digest:
@@ -130,7 +146,7 @@ def _read_lines(path: Path, digest: Any) -> list[Entry] | None:
 
 def _read_index(directory: Path) -> dict[str, Any] | None:
     try:
-        document = json.loads((directory / "index.json").read_bytes())
+        document = json.loads(_read_file(directory / "index.json"))
         body = document["body"]
         if document.get("checksum") != _checksum(body) or body.get("version") != INDEX_VERSION:
             return None
@@ -206,7 +222,7 @@ def _advance(ledger: Ledger, directory: Path, body: dict[str, Any], tip: gitio.O
     moved = {**body, "tip": str(tip), "gates": dict(body["gates"])}
     if new:
         try:
-            data = (directory / "ids").read_bytes()
+            data = _read_file(directory / "ids")
         except OSError:
             return None
         if hashlib.sha256(data).hexdigest() != body["ids"] or len(data) % 8:
@@ -243,7 +259,7 @@ def _advance(ledger: Ledger, directory: Path, body: dict[str, Any], tip: gitio.O
 
 
 def _checked_bytes(path: Path, digest: Any) -> bytes:
-    data = path.read_bytes()
+    data = _read_file(path)
     if not isinstance(digest, str) or hashlib.sha256(data).hexdigest() != digest:
         raise ValueError(f"{path.name}: not the file the index names")
     return data

@@ -235,3 +235,42 @@ def test_a_block_with_files_that_are_not_names_is_shown_not_a_crash(
         path.unlink()
     again = cli("why", "spec")
     assert (again.code, again.out) == (shown.code, shown.out)
+
+
+@pytest.mark.parametrize("name", ["index.json", "gate file", "ids", "unassigned.jsonl",
+                                  "index.json to /dev/zero"])
+def test_an_index_file_that_is_no_regular_file_never_hangs_why(
+        project: Path, cli: Callable[..., Proc], name: str) -> None:
+    """Attack: a FIFO (or a symlink to ``/dev/zero``) in place of an index file, so that
+    ``why`` blocks forever on opening it (or fills memory). Every index file is read
+    only when it is a regular file, and boundedly: the story is read from the branch, the
+    answer is the one without an index, at once."""
+    import os
+    import subprocess
+    import sys
+
+    assert cli("gate", "start", "spec").code == 0
+    ledger = Ledger.open(project)
+    ledger.emit("gate.blocked", {"gate": "spec", "source": "claude", "reason": "one"})
+    ledger.emit("gate.blocked", {"source": "pre-commit", "reason": "x",
+                                 "files": ["spec/spec.py"]})
+    shown = cli("why", "spec")
+    assert shown.code == 0, shown
+    directory = story_index.index_dir(ledger)
+    target = directory / {"gate file": story_index._gate_file("spec")}.get(
+        name, name.split(" ")[0])
+    target.unlink()
+    if name.endswith("/dev/zero"):
+        target.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(target)
+    # New events, so the index is caught up (the ids file read) rather than answered.
+    ledger.emit("gate.blocked", {"gate": "spec", "source": "claude", "reason": "two"})
+    ledger.emit("gate.blocked", {"source": "pre-commit", "reason": "y",
+                                 "files": ["spec/spec.py"]})
+    expected = placed_from_branch(ledger, load_graph(project), "spec")
+    proc = subprocess.run([sys.executable, "-m", "meridian", "why", "spec", "--json"],
+                          cwd=project, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    story = json.loads(proc.stdout)["story"]
+    assert [e["id"] for e in story] == [r.id for r, _ in expected]
