@@ -40,15 +40,37 @@ def view_path(common: Path, root: Path, name: str) -> Path:
     return common / "meridian" / f"{name}-{tag}.json"
 
 
+def replace_with(target: Path, content: bytes) -> None:
+    """Write ``content`` to a new temporary file beside ``target``, then rename it over
+    ``target``; raises ``OSError`` when it cannot, leaving no temporary file behind.
+
+    The temporary file is created, never opened as found (``O_EXCL``, no symlink
+    followed): a FIFO planted at its predictable name would block the writer forever
+    (a hook past its timeout lets the tool call through), a symlink would redirect the
+    write. Whatever is there (a crashed run's file, a planted one) is removed first."""
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        try:
+            descriptor = os.open(temporary, flags, 0o644)
+        except FileExistsError:
+            temporary.unlink()
+            descriptor = os.open(temporary, flags, 0o644)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
+        os.replace(temporary, target)
+    except OSError:
+        try:
+            if not temporary.is_dir():
+                temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise
+
+
 def write(target: Path, body: dict[str, Any], *, sort_keys: bool = False) -> None:
     """Store ``body`` with its checksum at ``target`` (write then rename); raises
     ``OSError`` when it cannot, leaving no temporary file behind."""
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps({"body": body, "checksum": checksum(body)},
-                                        sort_keys=sort_keys), encoding="utf-8")
-        os.replace(temporary, target)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_with(target, json.dumps({"body": body, "checksum": checksum(body)},
+                                    sort_keys=sort_keys).encode("utf-8"))

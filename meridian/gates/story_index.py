@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -267,14 +266,9 @@ def _checked_bytes(path: Path, digest: Any) -> bytes:
 
 def _put(directory: Path, name: str, content: bytes) -> str:
     """Write ``name`` (write then rename); its sha256."""
-    target = directory / name
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(content)
-        os.replace(temporary, target)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
+    from meridian.viewfile import replace_with
+
+    replace_with(directory / name, content)  # a planted FIFO or symlink is never opened
     return hashlib.sha256(content).hexdigest()
 
 
@@ -318,13 +312,13 @@ def story(ledger: Ledger, graph: Graph, gate: str) -> list[tuple[Record, str | N
 
 
 def _write_body(directory: Path, body: dict[str, Any]) -> None:
-    target = directory / "index.json"
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    from meridian.viewfile import replace_with
+
     try:
-        temporary.write_bytes(json.dumps({"body": body, "checksum": _checksum(body)}).encode())
-        os.replace(temporary, target)
+        replace_with(directory / "index.json",
+                     json.dumps({"body": body, "checksum": _checksum(body)}).encode())
     except OSError:
-        temporary.unlink(missing_ok=True)
+        pass  # a cache that cannot be written only makes the next ``why`` slower
 
 
 def _entries_of(entries: list[Entry], unassigned: list[Entry], graph: Graph, gate: str

@@ -448,3 +448,40 @@ def test_git_config_cannot_hide_what_a_catch_up_reads(
         assert "WEAKENS enforcement" in shown[0].out
     else:
         assert "forged or inconsistent" in shown[0].out
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink"])
+def test_a_file_planted_at_the_views_temporary_name_never_hangs_or_redirects_status(
+        project: Path, cli: Callable[..., Proc], tmp_path: Path, planted: str) -> None:
+    """Attack: a FIFO at the name the view is written to before its rename
+    (``<view>.<pid>.tmp``: pids are few), so that the status (and the Claude hook, which
+    writes its view the same way: past its timeout the tool call goes through) blocks
+    forever on opening it; or a symlink there, so the write lands in another file. The
+    temporary file is always created anew: status answers at once, nothing else written."""
+    import os
+    import threading
+
+    assert cli("gate", "start", "spec").code == 0
+    fresh = _fresh(cli)
+    for view in _views(project):
+        view.unlink()
+    view = status_view.view_path(project / ".git", project)
+    view.parent.mkdir(parents=True, exist_ok=True)
+    temporary = view.with_name(f"{view.name}.{os.getpid()}.tmp")
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("untouched\n")
+    if planted == "fifo":
+        os.mkfifo(temporary)
+    else:
+        temporary.symlink_to(elsewhere)
+    result: list[Proc] = []
+    worker = threading.Thread(target=lambda: result.append(cli("status")), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # let the blocked writer go before failing
+        os.close(os.open(temporary, os.O_RDONLY | os.O_NONBLOCK))
+        worker.join(10)
+    assert result and (result[0].code, result[0].out) == (fresh.code, fresh.out)
+    assert elsewhere.read_text() == "untouched\n"
+    assert not temporary.exists() and not temporary.is_symlink()
+    assert json.loads(view.read_text())["body"]["key"]["tip"] is not None
