@@ -645,7 +645,8 @@ class PackedAppend:
         """The pack of every object made, on disk and visible; OSError leaves none."""
         directory = pack_dir(self.repo)
         return packfile.write(directory, ((kind, data, oid)
-                                          for oid, (kind, data) in self.objects.items()))
+                                          for oid, (kind, data) in self.objects.items()),
+                              durable=fsync_packs(self.repo))
 
 
 def write_packed(append: PackedAppend) -> packfile.Written:
@@ -1032,7 +1033,31 @@ def small_packs(repo: Repository, exclude: Iterable[str]) -> list[tuple[str, lis
 def merge_own_packs(repo: Repository, sources: Sequence[tuple[str, list[packfile.Entry]]], *,
                     regroup: bool, before_visible: Callable[[str], None] | None = None) -> str:
     return packfile.merge(pack_dir(repo), sources, regroup=regroup,
-                          before_visible=before_visible).name
+                          before_visible=before_visible, durable=fsync_packs(repo)).name
+
+
+_FSYNC_PACK_COMPONENTS = frozenset({"pack", "objects", "committed", "all"})
+
+
+def fsync_packs(repo: Repository) -> bool:
+    """Whether the user's git config asks for pack files to be fsynced before a ref
+    names their objects (core.fsyncObjectFiles=true, or core.fsync naming pack,
+    objects, committed or all), as git then does for its own packs."""
+    try:
+        if repo.config.get_bool("core.fsyncObjectFiles"):
+            return True
+    except (KeyError, ValueError, pygit2.GitError):
+        pass
+    value = config_value(repo, "core.fsync")
+    if not value:
+        return False
+    wanted = False
+    for part in (part.strip() for part in value.split(",")):
+        if part in _FSYNC_PACK_COMPONENTS:
+            wanted = True
+        elif part in ("-pack", "-objects"):
+            wanted = False
+    return wanted
 
 
 def read_pack(repo: Repository, name: str) -> list[packfile.Entry] | None:

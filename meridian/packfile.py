@@ -121,8 +121,12 @@ class _Builder:
 
 
 def _store(directory: Path, builder: _Builder,
-           before_visible: Callable[[str], None] | None = None) -> Written:
-    """Write the pack, then its index under a temporary name renamed into place."""
+           before_visible: Callable[[str], None] | None = None, *,
+           durable: bool = False) -> Written:
+    """Write the pack, then its index under a temporary name renamed into place; with
+    ``durable`` each file is fsynced before it is renamed (the index last), as git does
+    for a pack under core.fsync / core.fsyncObjectFiles, so a crash cannot leave a ref
+    naming objects whose bytes never reached the disk."""
     pack, index, name = builder.finish()
     if before_visible is not None:
         before_visible(name)
@@ -135,28 +139,31 @@ def _store(directory: Path, builder: _Builder,
         fd = -1
     if fd == -1:
         temporary = directory / f"tmp_pack_meridian_{os.getpid()}_{id(builder)}"
-        _write_file(temporary, pack)
+        _write_file(temporary, pack, durable)
         os.replace(temporary, pack_path)
     else:
-        _write_fd(fd, pack, pack_path)
+        _write_fd(fd, pack, pack_path, durable)
     temporary = directory / f"tmp_idx_meridian_{os.getpid()}_{id(builder)}"
-    _write_file(temporary, index)
+    _write_file(temporary, index, durable)
     os.replace(temporary, directory / f"{name}.idx")
     return Written(name, tuple(builder.entries), len(pack), len(index))
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), data, path)
+def _write_file(path: Path, data: bytes, durable: bool = False) -> None:
+    _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), data, path, durable)
 
 
 _os_write = os.write  # (a test fills the disk here)
+_os_fsync = os.fsync  # (a test records the calls here)
 
 
-def _write_fd(fd: int, data: bytes, path: Path) -> None:
+def _write_fd(fd: int, data: bytes, path: Path, durable: bool = False) -> None:
     try:
         view = memoryview(data)
         while view:
             view = view[_os_write(fd, view):]
+        if durable:
+            _os_fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -165,7 +172,8 @@ def _write_fd(fd: int, data: bytes, path: Path) -> None:
     os.close(fd)
 
 
-def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]]) -> Written:
+def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]], *,
+          durable: bool = False) -> Written:
     """One pack of ``objects`` ((type, data, id) each, stored full) in ``directory``.
 
     OSError (a full disk, say) leaves no pack behind: nothing of it is visible.
@@ -174,7 +182,7 @@ def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]]) -> Writt
     for kind, data, oid in objects:
         if oid not in builder.entries:
             builder.full(oid, kind, data)
-    return _store(directory, builder)
+    return _store(directory, builder, durable=durable)
 
 
 # --- reading --------------------------------------------------------------------------
@@ -382,7 +390,8 @@ def _family(kind: int, data: bytes) -> tuple[int, bytes]:
 
 
 def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
-          regroup: bool = True, before_visible: Callable[[str], None] | None = None) -> Written:
+          regroup: bool = True, before_visible: Callable[[str], None] | None = None,
+          durable: bool = False) -> Written:
     """One pack holding every object of ``sources`` ((name, entries) of packs read).
 
     With ``regroup`` (small packs of full objects), full objects are inflated and grouped
@@ -446,7 +455,7 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
         at = builder.offset
         head = _header(OFS_DELTA, entry.size)
         builder.add(entry.oid, head + _ofs(at - found[0]) + entry.raw[entry.body:])
-    return _store(directory, builder, before_visible)
+    return _store(directory, builder, before_visible, durable=durable)
 
 
 def remove(directory: Path, names: Iterable[str]) -> None:

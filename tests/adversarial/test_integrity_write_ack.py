@@ -175,3 +175,35 @@ def test_a_lost_blob_or_subtree_is_never_acknowledged(
     assert "stored" not in result.out
     assert Ledger.open(project).tip() == tip
     assert cli("verify").code == 0
+
+
+@pytest.mark.parametrize("setting", [("core.fsyncObjectFiles", "true"),
+                                     ("core.fsync", "committed"),
+                                     ("core.fsync", "objects,reference")])
+def test_pack_is_fsynced_before_the_ref_names_it_when_git_config_asks(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, setting: tuple[str, str]) -> None:
+    """A crash after the ref moved must not leave a ref naming bytes never on disk: with
+    the user's config asking for fsync of objects (as git honours for its packs), the
+    append's pack and index are fsynced, and before the branch moves."""
+    from meridian import packfile
+    from tests.conftest import git as run_git
+
+    run_git(repo, "config", *setting)
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    tip = run_git(repo, "rev-parse", "meridian/state").strip()
+    synced: list[str] = []
+
+    def recording_fsync(fd: int) -> None:
+        # the branch has not moved yet when the append's files are synced
+        synced.append(run_git(repo, "rev-parse", "meridian/state").strip())
+        os.fsync(fd)
+
+    monkeypatch.setattr(packfile, "_os_fsync", recording_fsync)
+    ledger.emit("test.append", {"n": 1})
+    assert len(synced) >= 2  # the pack and its index
+    assert all(seen == tip for seen in synced)
+    run_git(repo, "config", "--unset", setting[0])
+    synced.clear()
+    ledger.emit("test.append", {"n": 2})
+    assert synced == []  # git's defaults for loose-object writers: no fsync
