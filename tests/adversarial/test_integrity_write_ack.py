@@ -162,8 +162,8 @@ def test_a_lost_blob_or_subtree_is_never_acknowledged(
     tip = Ledger.open(project).tip()
     real = packfile.write
 
-    def lossy(directory, objects):  # type: ignore[no-untyped-def]
-        written = real(directory, objects)
+    def lossy(directory, objects, **options):  # type: ignore[no-untyped-def]
+        written = real(directory, objects, **options)
         _damage(directory / f"{written.name}.pack", how)
         return written
 
