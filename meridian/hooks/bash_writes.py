@@ -1884,7 +1884,7 @@ def _header_paths(text: str) -> list[str]:
 # Tools that write a file named by an option: name -> the options
 _OUTPUT_OPTIONS: dict[str, frozenset[str]] = {
     **dict.fromkeys(("gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "ld", "as",
-                     "nasm", "go", "tinygo", "zig", "swiftc", "ghc"), frozenset({"-o"})),
+                     "nasm", "tinygo", "zig", "swiftc", "ghc"), frozenset({"-o"})),
     **dict.fromkeys(("sort", "shuf", "pandoc", "pdftotext"), frozenset({"-o", "--output"})),
     "javac": frozenset({"-d"}), "csplit": frozenset({"-f", "--prefix"}),
     "esbuild": frozenset({"--outfile", "--outdir"}), "tsc": frozenset({"--outDir", "--outFile"}),
@@ -1948,6 +1948,8 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
         args = ["check", *args]  # the old command line: `ruff --fix api`
     if re.fullmatch(r"pip3?(?:\.\d+)?", name):
         name = "pip"
+    if name == "go":
+        return _go_outputs(args)
     if name in _OUTPUT_OPTIONS:
         values = _OUTPUT_OPTIONS[name]
         found = []
@@ -2036,6 +2038,29 @@ def _tool_outputs(name: str, args: list[str]) -> list[str] | None:
         return [o if "." in os.path.basename(o) else o.rstrip("/") + "/"
                 for o in _operands(args[1:], _TOOL_VALUES) if o not in (".", "./")]
     return None
+
+
+# go's flags that name a file it writes (single dash or double, `-flag=V` or `-flag V`);
+# -outputdir a folder the profiles go to
+_GO_OUTPUTS = frozenset({"-o", "-coverprofile", "-cpuprofile", "-memprofile",
+                         "-blockprofile", "-mutexprofile", "-trace", "-outputdir"})
+
+
+def _go_outputs(args: list[str]) -> list[str]:
+    """What ``go build|test|...`` ARGS writes by its output flags."""
+    found = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        key, sep, value = arg.lstrip("-").partition("=")
+        key = "-" + key
+        if not arg.startswith("-") or key not in _GO_OUTPUTS:
+            continue
+        if not sep:
+            value = args[index + 1] if index + 1 < len(args) else ""
+        if value:
+            found.append(value.rstrip("/") + "/" if key == "-outputdir" else value)
+    return found
 
 
 def _option_value(args: list[str], index: int, arg: str) -> str:
@@ -2370,7 +2395,8 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     outer: list[_ShellState] = []  # the state each enclosing subshell started with
     judged: str | None = None  # the text inline code is judged by (_code_visible_text)
     named: set[str] = set()  # the file names the commands so far hold as words
-    wrote: list[tuple[list[str], str]] = []  # each command's targets, and its text
+    wrote: list[tuple[list[str], str]] = []  # each command's targets, and its source
+    sources: dict[int, str] = {}  # id(command's words) -> what its output is made of
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(state.copy())
@@ -2380,6 +2406,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             continue
         feed = getattr(tokens, "feed", None)
         here = state.here
+        given = tokens
         tokens = state.read(tokens)
         words, redirected = _split_redirections(tokens)
         command_words = _strip_prefix(words)
@@ -2408,7 +2435,27 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
             fetched = True
         own = shlex.join(tokens) + ("\n" + feed[1] if feed is not None and feed[0] == "text"
                                     and isinstance(feed[1], str) else "")
-        for script in _scripts_run(command_words, words):
+        # what this command writes is made of its own words and what flows into it: the
+        # command piped into it (the whole line when that is not told) and the files
+        # earlier commands wrote that it names (`cp a.sh b.sh`, `ln -s a.sh b`, `< a.sh`)
+        source = own
+        if feed is not None and feed[0] == "pipe":
+            source += "\n" + (sources.get(id(feed[1]), command) if feed[1] is not None
+                              else command)
+        mentioned = {os.path.basename(part.rstrip("/")) for w in tokens
+                     for part in w.split("=")} - {"", ".", ".."}
+        source += "".join("\n" + text for written, text in wrote if any(
+            not w.startswith("\0") and os.path.basename(w.rstrip("/")) in mentioned
+            for w in written))
+        sources[id(given)] = source
+        scripts = _scripts_run(command_words, words)
+        stdin_script = _stdin_file(tokens)
+        if stdin_script and _knowable(stdin_script) and command_words and (
+                os.path.basename(name) in SHELLS or INTERPRETER.match(os.path.basename(name))
+        ) and _script_file(os.path.basename(name), command_words[1:]) is None \
+                and not _inline_code(os.path.basename(name), command_words[1:]):
+            scripts.append(stdin_script)  # `sh < x.sh`, `python3 < x.py`: it runs x
+        for script in scripts:
             if unresolved is None or here is None:
                 break
             # a script file not there yet, or one an earlier part of the line may write
@@ -2440,7 +2487,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         for path in targets:
             for one in _expand_words(path, cwd, here, state.made):
                 _add_target(one, here, command, found, unresolved)
-        wrote.append((found[start:], own))
+        wrote.append((found[start:], source))
         state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
         if os.path.basename(name) not in _NAMES_ONLY_READ:
             named.update(os.path.basename(w.rstrip("/")) for w in tokens)

@@ -489,6 +489,18 @@ LOCKED_BASH = [
     "python -m pip install -t api requests", "python -m isort api/app.py",
     "python -m ruff format api", "python -m coverage html -d api/cov",
     "python3 -m autopep8 --in-place api/app.py", "python -m mypy --html-report api/r schema",
+    # a script written earlier in the line by a command fed from elsewhere: a pipe, a
+    # copy, move or link of a file written before, a shell reading it on stdin (r12b)
+    "echo 'open(\"api/app.py\",\"w\")' | tee docs/s.py >/dev/null; python3 docs/s.py",
+    "printf 'echo x > api/app.py' | cat > docs/s1.sh && sh docs/s1.sh",
+    "echo 'echo x > api/app.py' > docs/s2.sh; cp docs/s2.sh docs/t2.sh; sh docs/t2.sh",
+    "echo 'echo x > api/app.py' > docs/s3.sh; mv docs/s3.sh docs/t3.sh; sh docs/t3.sh",
+    "echo 'echo x > api/app.py' > docs/s4.sh; ln -s s4.sh docs/t4; sh docs/t4",
+    "echo 'echo x > .meridian/gates.yaml' > docs/s5.sh; sh < docs/s5.sh",
+    "echo 'open(\"api/app.py\",\"w\")' > docs/s6.py; python3 < docs/s6.py",
+    # go's single-dash long output options (r12b)
+    "go test -coverprofile=api/cover.out ./...", "go test -cpuprofile api/cpu.out ./...",
+    "go test ./... -trace=.meridian/t.out",
 ]
 MUST_DENY: list[dict[str, Any]] = (HARNESS_FILE_TOOLS + LOCKED_FILE_TOOLS + OTHER_TOOLS
                                    + [bash(c) for c in HARNESS_BASH + LOCKED_BASH])
@@ -562,6 +574,10 @@ ORDINARY_BASH = [
     # commands, formatters on open files, heredocs, subshells, env assignments, reads
     "cmake --build build --target api", "docker build --target api -t app .",
     "python -m venv .venv && source .venv/bin/activate && pytest api/ -q",
+    # scripts written and run in the same line whose writers name no protected path (r12b)
+    "echo 'print(1)' | tee docs/hello.py >/dev/null; python3 docs/hello.py",
+    "echo 'echo hi' > /tmp/hi.sh; cp /tmp/hi.sh /tmp/hi2.sh; sh /tmp/hi2.sh docs/",
+    "go test -coverprofile=cover.out ./... && go tool cover -func=cover.out",
     "echo 'pytest -q' > build/run.sh && bash build/run.sh && pytest api/",
     "pytest --junitxml=build/report.xml --basetemp=build/tmp", "PIP_TARGET=build/deps pip install x",
     "docker run --rm -v \"$PWD\":/src -w /src python:3.12 pytest", "make DESTDIR=/tmp/stage install",
