@@ -287,20 +287,31 @@ def drain(repo: gitio.Repository) -> int:
     if not pending(common):
         return 0
     lock = os.open(spool_dir(common) / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    where = os.path.realpath(common)
     try:
-        if not _lock(lock):
-            return 0  # another drainer holds it: it drains these too
+        if not _lock(lock, wait=where not in _GAVE_UP):
+            # another drainer holds it (it drains these too), or one that never finishes
+            # (stopped, a debugger): this process waited for it once and does not again,
+            # so a git hook that drains twice (cli.main, the hook) costs one wait, not two
+            _GAVE_UP.add(where)
+            return 0
         return _drain_locked(repo, common)
     finally:
         os.close(lock)
 
 
-def _lock(fd: int) -> bool:
+_GAVE_UP: set[str] = set()  # spools whose lock this process waited for in vain
+
+
+def _lock(fd: int, *, wait: bool = True) -> bool:
+    """Take the spool's lock; waits up to ``LOCK_WAIT_SECONDS`` for its holder
+    (``wait=False``: one try). False when it is still held."""
     if os.name == "nt":  # pragma: no cover - Windows
         import msvcrt
 
         try:
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+            msvcrt.locking(fd, msvcrt.LK_LOCK if wait else msvcrt.LK_NBLCK,  # type: ignore[attr-defined]
+                           1)
         except OSError:
             return False
         return True
@@ -312,7 +323,7 @@ def _lock(fd: int) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            if time.monotonic() > deadline:
+            if not wait or time.monotonic() > deadline:
                 return False
             time.sleep(0.01)
 
