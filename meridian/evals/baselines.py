@@ -1,5 +1,5 @@
 """The newest run of each baselined suite against its baseline: what the pre-push
-check and ``meridian ci`` report.
+check reports (and refuses on).
 
     from meridian.evals.baselines import check_baselines
     for check in check_baselines(ledger):
