@@ -417,13 +417,12 @@ def _write_whole(path: Path, stream: str, key: str, base: bytes, other: set[str]
     head = b" ".join([MAGIC, str(VERSION).encode(), stream.encode(), key.encode(),
                       str(len(base) // WIDTH).encode(), str(len(other)).encode(),
                       _digest(stream.encode(), key.encode(), raw).encode()])
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    from meridian.viewfile import replace_with
+
     try:
-        with temporary.open("wb") as handle:
-            handle.write(head + b"\n" + raw)
-        os.replace(temporary, path)  # readers see the old file or the new one, whole
+        replace_with(path, head + b"\n" + raw)  # readers see the old file or the new, whole
     except OSError:
-        temporary.unlink(missing_ok=True)  # an index that cannot be written is only slower
+        pass  # an index that cannot be written is only slower
 
 
 def _append_segment(path: Path, start: str, end: str, binary: list[bytes],

@@ -477,10 +477,10 @@ class Ledger:
             from meridian.idindex import sweep_temporaries
 
             sweep_temporaries(state_path)  # what a packer killed here before left
-        temporary = state_path.with_name(f"{state_path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"tip": str(tip), "levels": levels,
-                                         "retired": sorted(retired.items())}) + "\n")
-        os.replace(temporary, state_path)
+        from meridian.viewfile import replace_with
+
+        replace_with(state_path, (json.dumps({"tip": str(tip), "levels": levels,
+                                              "retired": sorted(retired.items())}) + "\n").encode())
 
     def _first_parent_ancestor(self, tip: gitio.Oid, depth: int) -> gitio.Oid | None:
         commit = tip
@@ -865,13 +865,13 @@ def configured_branch(repo: gitio.Repository) -> str:
 
     branch = load_config(root).branch
     if key is not None:
-        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        from meridian.viewfile import replace_with
+
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps({"key": key, "branch": branch}), encoding="utf-8")
-            os.replace(temporary, cache)
+            replace_with(cache, json.dumps({"key": key, "branch": branch}).encode())
         except OSError:
-            temporary.unlink(missing_ok=True)  # only slower next time
+            pass  # only slower next time
     return branch
 
 

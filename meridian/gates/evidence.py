@@ -37,7 +37,6 @@ re-checked on the commit itself.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -81,14 +80,13 @@ def _read_order_cache(ledger: Ledger) -> dict[str, Any] | None:
 
 
 def _write_order_cache(ledger: Ledger, tip: str, order: list[list[str]]) -> None:
-    path = _cache_path(ledger)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    from meridian.viewfile import replace_with
+
+    body = json.dumps({"version": HISTORY_VERSION, "tip": tip, "order": order})
     try:
-        temporary.write_text(json.dumps({"version": HISTORY_VERSION, "tip": tip, "order": order}),
-                             encoding="utf-8")
-        os.replace(temporary, path)
+        replace_with(_cache_path(ledger), body.encode())
     except OSError:
-        temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
+        pass  # a cache that cannot be written is only slower
 
 
 def _added_lines(repo: gitio.Repository, old_tree: Any, new_tree: Any) -> list[bytes]:

@@ -48,7 +48,6 @@ import bisect
 import dataclasses
 import hashlib
 import json
-import os
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,15 +229,13 @@ def _write_cache(path: Path, snapshot: Snapshot, fields: list[str]) -> None:
         "aux": aux, "aux_checksum": _aux_checksum(snapshot.tip, aux),
     }
     # Write then rename: two processes running at once never see half a file.
-    suffix = f".{os.getpid()}.tmp"
+    from meridian.viewfile import replace_with
+
     targets.append((path, json.dumps(document, sort_keys=True).encode()))
     for target, content in targets:
-        temporary = target.with_name(target.name + suffix)
         try:
-            temporary.write_bytes(content)
-            os.replace(temporary, target)
+            replace_with(target, content)
         except OSError:
-            temporary.unlink(missing_ok=True)
             return
 
 

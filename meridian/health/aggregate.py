@@ -27,7 +27,6 @@ import dataclasses
 import gc
 import json
 import math
-import os
 import statistics
 from collections import Counter
 from collections.abc import Iterator
@@ -694,13 +693,12 @@ class _FiguresCache:
     def save(self) -> None:
         if not self.changed:
             return
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        from meridian.viewfile import replace_with
+
         try:
-            temporary.write_text(json.dumps({"version": self.VERSION, "runs": self.runs}),
-                                 encoding="utf-8")
-            os.replace(temporary, self.path)
+            replace_with(self.path, json.dumps({"version": self.VERSION, "runs": self.runs}).encode())
         except OSError:
-            temporary.unlink(missing_ok=True)
+            pass
 
 
 def evaluation_health(ledger: Ledger, at: Any, costs: _Costs,
@@ -818,12 +816,12 @@ class _RunsKept:
             return
         body = json.dumps({"key": self.key, "answer": answer.to_json()},
                           separators=(",", ":")).encode()
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        from meridian.viewfile import replace_with
+
         try:
-            temporary.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-            os.replace(temporary, self.path)
+            replace_with(self.path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         except OSError:
-            temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
+            pass  # a cache that cannot be written is only slower
 
 
 def _evaluation_answer(ledger: Ledger, at: Any) -> _RunsAnswer:
@@ -1335,12 +1333,12 @@ class _FiguresKept:
 
         body = json.dumps({"key": self.key, "tree": tree, "progress": progress.to_json()},
                           separators=(",", ":")).encode()
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        from meridian.viewfile import replace_with
+
         try:
-            temporary.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-            os.replace(temporary, self.path)
+            replace_with(self.path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         except OSError:
-            temporary.unlink(missing_ok=True)  # a cache that cannot be written is only slower
+            pass  # a cache that cannot be written is only slower
 
 
 def _cost_health(costs: _Costs, tallies: dict[str, _GateTally], agents: CostLine,
