@@ -979,7 +979,7 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
     nested = [found for code in _run_commands(name, args, assigned)
               for found in written_files(code, cwd, removals=removals, unresolved=unresolved)]
     # output options any tool may have, and variables that move a tool's output
-    # (`PIP_TARGET=api` before a pip install, `make DESTDIR=api install`)
+    # (`PIP_TARGET=api` for pip, `make DESTDIR=api install`)
     tool, options = (args[1], args[2:]) if re.match(r"(?:python|pypy)[0-9.]*$", name) \
         and args[:1] == ["-m"] and len(args) > 1 else (name, args)  # `python -m coverage`
     outputs = (_output_options(tool, options) if tool != "git" else []) + _variable_outputs(
