@@ -150,7 +150,15 @@ def _store(directory: Path, builder: _Builder,
 
 
 def _write_file(path: Path, data: bytes, durable: bool = False) -> None:
-    _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), data, path, durable)
+    # created, never opened as found: what a crashed run (a reused pid) or an agent left
+    # at the name is removed first, and no symlink is followed
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o444)
+    except FileExistsError:
+        path.unlink()
+        fd = os.open(path, flags, 0o444)
+    _write_fd(fd, data, path, durable)
 
 
 _os_write = os.write  # (a test fills the disk here)

@@ -237,7 +237,10 @@ def view_tips(start: str | os.PathLike[str] = ".") -> dict[str, str | None] | No
     for name in names:
         try:
             view = json.loads(read_bounded(common / "meridian" / name, limit=PACKED_REFS_LIMIT))
-            out[name] = read_ref(common, f"refs/heads/{view['body']['facts']['branch']}")
+            branch = view["body"]["facts"]["branch"]
+            if not isinstance(branch, str) or ".." in branch or branch.startswith("/"):
+                raise ValueError(branch)  # a view's branch never leaves refs/heads
+            out[name] = read_ref(common, f"refs/heads/{branch}")
         except Exception:  # noqa: BLE001 - a damaged view: the full path rewrites it
             out[name] = None
     return out or None
