@@ -173,13 +173,21 @@ def set_ref(repo: Repository, refname: str, oid: Oid, *, expected: Oid | None) -
                             f"{message.splitlines()[-1] if message else proc.returncode}")
 
 
-def reflog_targets(repo: Repository, refname: str, limit: int) -> list[str]:
+def reflog_targets(repo: Repository, refname: str, limit: int,
+                   tip: str | None = None) -> list[str]:
     """The ids ``refname`` pointed at, newest first, from git's reflog (empty without one).
+
+    An entry that never took effect is left out: git and libgit2 append the reflog line
+    before they rename the ref's lock into place, so a writer killed between the two
+    leaves a line ``P -> C`` while the ref stays at ``P``; the next move is then logged
+    from ``P`` again (or the ref, ``tip``, still names ``P``). Such a ``C`` was never the
+    branch's tip and says nothing about a rewrite.
 
     Read from the end of the reflog file, so the cost follows ``limit``, not the number
     of times the ref ever moved (libgit2 parses the whole log); libgit2's reader is the
     fallback for a log this cannot read.
     """
+    pairs: list[tuple[str, str]] = []  # (old, new), newest first
     path = common_dir(repo) / "logs" / refname
     try:
         with path.open("rb") as handle:
@@ -195,31 +203,44 @@ def reflog_targets(repo: Repository, refname: str, limit: int) -> list[str]:
                 chunk *= 4
         if start > 0:
             lines = lines[1:]  # the first one may be cut
-        out = []
         for line in reversed(lines):
             fields = line.split(b" ", 2)
-            if len(fields) < 3 or len(fields[1]) != 40:
+            if len(fields) < 3 or len(fields[0]) != 40 or len(fields[1]) != 40:
                 raise ValueError("not a reflog line")
-            out.append(fields[1].decode("ascii"))
-            if len(out) >= limit:
+            pairs.append((fields[0].decode("ascii"), fields[1].decode("ascii")))
+            if len(pairs) >= limit:
                 break
-        return out
+        return _effective_targets(pairs, tip)
     except FileNotFoundError:
-        pass
+        return []
     except (OSError, ValueError, UnicodeDecodeError):
         pass
+    pairs = []
     try:
         ref = repo.references.get(refname)
         if ref is None:
             return []
-        out = []
         for entry in ref.log():
-            out.append(str(entry.oid_new))
-            if len(out) >= limit:
+            pairs.append((str(entry.oid_old), str(entry.oid_new)))
+            if len(pairs) >= limit:
                 break
-        return out
     except (pygit2.GitError, OSError, ValueError):
         return []
+    return _effective_targets(pairs, tip)
+
+
+def _effective_targets(pairs: list[tuple[str, str]], tip: str | None) -> list[str]:
+    """The new ids of reflog entries (newest first) that took effect: an entry ``P -> C``
+    whose successor moved the ref from ``P`` again (or, newest, with the ref still at
+    ``P``) was logged by a writer that died before the ref moved."""
+    out = []
+    following = tip  # what the ref held when the next (newer) move was made
+    for old, new in pairs:
+        if following is not None and new != following and old == following:
+            continue  # logged, never in effect: the ref stayed at `old`
+        out.append(new)
+        following = old
+    return out
 
 
 def ancestors_among(repo: Repository, tip: Oid, wanted: set[str], limit: int) -> set[str]:

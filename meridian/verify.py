@@ -304,7 +304,7 @@ def _rewrites_in_reflog(ledger: Ledger, tip: gitio.Oid) -> list[Problem]:
     rewrite, found even when the verified-tip marker was deleted or pointed elsewhere."""
     problems = []
     seen: set[str] = set()
-    targets = gitio.reflog_targets(ledger.repo, ledger.refname, REFLOG_ENTRIES)
+    targets = gitio.reflog_targets(ledger.repo, ledger.refname, REFLOG_ENTRIES, str(tip))
     # An appending branch's reflog names its newest commits: one walk over those answers
     # for most entries; the others are each asked of the commit graph.
     if targets:

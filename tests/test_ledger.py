@@ -440,3 +440,43 @@ def test_the_configured_branch_is_cached_by_the_bytes_of_a_config_that_validated
         Ledger.open(repo)
     config.write_text("branch: other/state\n")  # the validated bytes again
     assert Ledger.open(repo).branch == "other/state"
+
+
+def _log_a_move_that_never_landed(repo: Path) -> str:
+    """What a writer killed between its reflog line and its ref rename leaves: a commit
+    on the tip, a reflog line ``tip -> commit``, and the ref still at the tip."""
+    import pygit2
+
+    handle = pygit2.Repository(str(repo))
+    tip = handle.references["refs/heads/meridian/state"].target
+    sig = pygit2.Signature("Writer", "w@example.com")
+    lost = handle.create_commit(None, sig, sig, "lost\n", handle[tip].tree_id, [tip])
+    log = repo / ".git" / "logs" / "refs" / "heads" / "meridian" / "state"
+    with log.open("a") as out:
+        out.write(f"{tip} {lost} Writer <w@example.com> 1700000000 +0000\tcommit: lost\n")
+    assert git(repo, "rev-parse", "meridian/state").strip() == str(tip)
+    return str(lost)
+
+
+@pytest.mark.parametrize("marker", ["kept", "deleted"])
+def test_a_reflog_line_whose_ref_never_moved_is_not_a_rewrite(repo: Path, marker: str) -> None:
+    from meridian.verify import cache_path
+
+    ledger = Ledger.open(repo)
+    for n in range(3):
+        ledger.emit("test.append", {"n": n})
+    assert verify(ledger).ok
+    lost = _log_a_move_that_never_landed(repo)
+    if marker == "deleted":
+        cache_path(ledger).unlink()
+    # newest line of the log, the ref still where it was
+    report = verify(Ledger.open(repo), full=True)
+    assert report.ok, [str(p) for p in report.problems]
+    # the next writer moves the ref from the same tip again
+    Ledger.open(repo).emit("test.append", {"n": 3})
+    _log_a_move_that_never_landed(repo)  # and a second killed writer after it
+    Ledger.open(repo).emit("test.append", {"n": 4})
+    report = verify(Ledger.open(repo), full=True)
+    assert report.ok, [str(p) for p in report.problems]
+    assert lost not in git(repo, "rev-list", "meridian/state")
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 1, 2, 3, 4]

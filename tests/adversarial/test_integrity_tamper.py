@@ -91,3 +91,26 @@ def subprocess_commit(root: Path) -> int:
 
     return subprocess.run(["git", "commit", "-q", "-m", "impl"], cwd=root,
                           capture_output=True, check=False).returncode
+
+
+@pytest.mark.parametrize("how", [
+    ["update-ref", STATE, "meridian/state~2"],
+    ["-c", "core.logAllRefUpdates=false", "update-ref", STATE, "meridian/state~2"],
+    ["-c", "core.logAllRefUpdates=false", "update-ref", "--no-create-reflog", STATE,
+     "meridian/state~2"],
+])
+def test_a_rewind_cannot_pass_for_a_write_that_never_landed(
+        project: Path, cli: Callable[..., Proc], how: list[str]) -> None:
+    """A line logged by a writer killed before its ref moved is skipped by the reflog
+    check; a rewind made with git commands is always logged from the tip it replaced
+    (git and libgit2 append to an existing reflog whatever core.logAllRefUpdates says),
+    so it cannot take that shape."""
+    ledger = Ledger.open(project)
+    ledger.emit("gate.started", {"gate": "spec"})
+    ledger.emit("gate.reopened", {"gate": "spec", "reason": "x"})
+    assert cli("verify").code == 0
+    git(project, *how)
+    Ledger.open(project).emit("gate.started", {"gate": "spec", "estimate_hours": 1.0})
+    cache_path(Ledger.open(project)).unlink()
+    result = cli("verify")
+    assert result.code == 1 and "history rewritten" in result.out
