@@ -44,28 +44,17 @@ def fetch_state(ledger: Ledger, remote: str) -> gitio.Oid | None:
 def reconcile_baselines(ledger: Ledger) -> int:
     """Point every baseline tag where its latest ``baseline.pinned`` event says.
 
-    Returns how many tags moved. Reads the events (sync is not a hot path).
+    Returns how many tags moved. Reads the events (sync is not a hot path); an event
+    whose commit is not a run's commit on this branch (hand-written or foreign) moves
+    no tag (``store.pinned`` leaves it out).
     """
-    latest: dict[str, tuple[tuple[str, str], str]] = {}
-    for record in ledger.records():
-        if record.kind != "baseline.pinned":
-            continue
-        name, commit = record.data.get("name"), record.data.get("commit")
-        if not isinstance(name, str) or not isinstance(commit, str):
-            continue
-        key = (record.ts, record.id)
-        if name not in latest or key > latest[name][0]:
-            latest[name] = (key, commit)
+    from meridian.evals import store
+
     current = ledger.tags(BASELINE_TAG_PREFIX)
     moved = 0
-    for name, (_, commit) in sorted(latest.items()):
+    for name, commit in sorted(store.pinned(ledger).items()):
         if str(current.get(name)) != commit:
-            try:
-                ledger.pin_tag(BASELINE_TAG_PREFIX + name, gitio.Oid(hex=commit))
-            except (ValueError, KeyError, gitio.GitError, MeridianError):
-                # Not a commit of this branch (a hand-written or foreign event): the tag
-                # stays where it is rather than every sync failing on it for good.
-                continue
+            ledger.pin_tag(BASELINE_TAG_PREFIX + name, gitio.Oid(hex=commit))
             moved += 1
     return moved
 

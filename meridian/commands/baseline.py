@@ -47,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
             "agent": f"{entry.data.agent}@{entry.data.agent_version}" if entry else None,
             "passed": entry.data.passed if entry else None,
             "graded": entry.data.passed + entry.data.failed if entry else None,
+            # the tag meridian/baseline/NAME moved or deleted with git alone ("" deleted):
+            # the pinned baseline is the event's, the tag only its export
+            "tag_differs": baseline.tag_differs,
         })
     if args.json:
         for row in rows:
@@ -58,5 +61,9 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         detail = (f"{row['suite']} {row['agent']} {row['passed']}/{row['graded']} passed"
                   if row["suite"] else "(run not in the index)")
+        moved = row["tag_differs"]
+        if isinstance(moved, str):
+            detail += ("  (its tag was " + (f"moved to {moved[:12]}" if moved else "deleted")
+                       + " outside Meridian; `meridian sync` puts it back)")
         print(f"{row['name']:<20}{row['run_id'] or '-':<14}{detail}")
     return 0

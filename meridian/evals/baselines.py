@@ -47,12 +47,17 @@ class BaselineCheck:
         return not self.failures
 
 
-def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None) -> list[BaselineCheck]:
-    """One BaselineCheck per pinned baseline that has a newer run of its suite."""
+def check_baselines(ledger: Any, policy: compare.GatePolicy | None = None, *,
+                    known: list[store.Baseline] | None = None) -> list[BaselineCheck]:
+    """One BaselineCheck per pinned baseline that has a newer run of its suite.
+
+    The baselines are those of the ``baseline.pinned`` events (``store.baselines``; a
+    tag moved or deleted with git alone moves nothing), or ``known`` when the caller
+    read them already."""
     every = store.index(ledger, include_pruned=True)
     visible = [e for e in every if not e.pruned]
     checks: list[BaselineCheck] = []
-    for baseline in store.baselines(ledger):
+    for baseline in (known if known is not None else store.baselines(ledger)):
         if baseline.run_id is None:
             continue
         base_entry = next((e for e in every if e.run_id == baseline.run_id), None)

@@ -150,6 +150,9 @@ class Baseline:
     name: str
     run_id: str | None  # None when the tagged commit did not write a run
     commit: str
+    # Where the tag meridian/baseline/NAME points when that differs from the latest
+    # `baseline.pinned` event (moved or deleted outside Meridian: "" for deleted).
+    tag_differs: str | None = None
 
 
 def run_path(run_id: str) -> str:
@@ -347,6 +350,8 @@ def resolve(ledger: Ledger, ref: str, entries: list[IndexEntry] | None = None) -
     matches = [run_id for run_id in ids if run_id.startswith(ref)] if ref else []
     if len(matches) == 1:
         return matches[0]
+    if not matches and ref in pinned(ledger):  # a baseline whose tag was deleted
+        return _baseline_run(ledger, ref)
     if len(matches) > 1:
         raise MeridianError(f"run prefix {ref!r} is ambiguous: {', '.join(matches[:5])}"
                             + (" ..." if len(matches) > 5 else ""))
@@ -364,15 +369,15 @@ def commit_of_run(ledger: Ledger, run_id: str) -> str:
 
 
 def _baseline_run(ledger: Ledger, name: str) -> str:
-    tags = ledger.tags(BASELINE_PREFIX)
-    if name not in tags:
-        known = ", ".join(sorted(tags)) or "none"
-        raise MeridianError(f"no baseline named {name!r} (baselines: {known}; "
+    known = {b.name: b for b in baselines(ledger)}
+    if name not in known:
+        listed = ", ".join(sorted(known)) or "none"
+        raise MeridianError(f"no baseline named {name!r} (baselines: {listed}; "
                             "pin one with `meridian baseline pin NAME [RUN]`)")
-    run_id = _run_of_commit(ledger, tags[name])
-    if run_id is None:
-        raise MeridianError(f"baseline {name!r} points at {tags[name]}, which wrote no run")
-    return run_id
+    baseline = known[name]
+    if baseline.run_id is None:
+        raise MeridianError(f"baseline {name!r} points at {baseline.commit}, which wrote no run")
+    return baseline.run_id
 
 
 def _run_of_commit(ledger: Ledger, commit: Any) -> str | None:
@@ -404,9 +409,66 @@ def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
     return Baseline(name=name, run_id=run_id, commit=commit)
 
 
+def pinned(ledger: Ledger) -> dict[str, str]:
+    """``name -> commit`` of each baseline's latest ``baseline.pinned`` event whose commit
+    is on the branch (the latest by timestamp, then id).
+
+    The events are the record (append-only, verified); the tags are git refs anyone can
+    move or delete with `git tag`, so a baseline is read from the events. Only the
+    shards that mention the kind are split and parsed.
+    """
+    from meridian import gitio
+    from meridian.ledger import EVENTS
+
+    needle = b'"baseline.pinned"'
+    latest: dict[str, tuple[tuple[str, str], str]] = {}
+    tree = ledger.tree()
+    if tree is None:
+        return {}
+    for path in ledger.shards(EVENTS):
+        obj = gitio.tree_entry(ledger.repo, tree, path)
+        data = (gitio.blob_data(obj) or b"") if obj is not None else b""
+        if needle not in data:
+            continue
+        for number, line in enumerate(data.splitlines(), start=1):
+            if needle not in line:
+                continue
+            record = ledger._quick_record(line, f"{path}:{number}")
+            if record.kind != "baseline.pinned":
+                continue
+            name, commit = record.data.get("name"), record.data.get("commit")
+            if not isinstance(name, str) or not isinstance(commit, str):
+                continue
+            key = (str(record.ts), str(record.id))
+            if name not in latest or key > latest[name][0]:
+                latest[name] = (key, commit)
+    tip = ledger.tip()
+    out: dict[str, str] = {}
+    for name, (_, commit) in latest.items():
+        try:
+            oid = gitio.Oid(hex=commit)
+            if tip is None or not gitio.is_ancestor(ledger.repo, oid, tip):
+                continue
+        except (ValueError, KeyError, gitio.GitError):
+            continue  # a hand-written or foreign event: not a pin of this branch
+        out[name] = commit
+    return out
+
+
 def baselines(ledger: Ledger) -> list[Baseline]:
-    return [Baseline(name=name, run_id=_run_of_commit(ledger, commit), commit=str(commit))
-            for name, commit in sorted(ledger.tags(BASELINE_PREFIX).items())]
+    """The pinned baselines: from the ``baseline.pinned`` events (see ``pinned``), and a
+    tag with no event behind it (pinned before the events existed) as it is."""
+    tags = {name: str(commit) for name, commit in ledger.tags(BASELINE_PREFIX).items()}
+    events = pinned(ledger)
+    out = []
+    for name in sorted(set(tags) | set(events)):
+        commit = events.get(name, tags.get(name, ""))
+        differs = None
+        if name in events and tags.get(name) != commit:
+            differs = tags.get(name, "")
+        out.append(Baseline(name=name, run_id=_run_of_commit(ledger, commit), commit=commit,
+                            tag_differs=differs))
+    return out
 
 
 def prune(ledger: Ledger, keep: int) -> list[str]:

@@ -241,11 +241,24 @@ def _new_token_envs(repo: gitio.Repository, facts: ProjectFacts,
 def _regressions(repo: gitio.Repository, facts: ProjectFacts,
                  warnings: list[str] | None = None) -> list[Refusal]:
     # The comparison itself lives in meridian.evals.baselines (shared with `meridian ci`).
+    from meridian.evals import store
     from meridian.evals.baselines import check_baselines
     from meridian.ledger import Ledger
 
+    ledger = Ledger(repo, facts.branch)
+    known = store.baselines(ledger)
+    if warnings is not None:
+        for baseline in known:
+            if baseline.tag_differs is not None:
+                where = (f"moved to {baseline.tag_differs[:12]}" if baseline.tag_differs
+                         else "deleted")
+                warnings.append(
+                    f"tag {store.BASELINE_PREFIX}{baseline.name} was {where} outside "
+                    f"Meridian: checked against the pinned baseline (run {baseline.run_id}, "
+                    f"commit {baseline.commit[:12]}); `meridian sync` puts the tag back, "
+                    "`meridian baseline pin` records a new one")
     refusals = []
-    for check in check_baselines(Ledger(repo, facts.branch)):
+    for check in check_baselines(ledger, known=known):
         if check.partial and warnings is not None:
             warnings.append(
                 f"suite {check.suite}: partial run(s) {', '.join(check.partial[:3])} (--limit, "

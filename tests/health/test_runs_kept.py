@@ -66,9 +66,11 @@ def test_a_change_to_the_runs_gives_the_fresh_answer(crafted: Crafted, change: s
     assert after == _fresh(crafted)
 
 
-def test_moving_a_baseline_tag_alone_changes_the_answer(crafted: Crafted) -> None:
-    """A tag is no part of the tree: moved with git alone (no event), the key still
-    changes."""
+def test_moving_a_baseline_tag_alone_does_not_move_the_baseline(crafted: Crafted) -> None:
+    """A tag is no part of the tree and no record: moved with git alone (no event), the
+    kept answer is not reused as it was (the key holds the tags) and the figures are
+    still those of the pinned baseline (the ``baseline.pinned`` event), as a fresh
+    computation gives them."""
     before = _report(crafted)
     pinned = {b.name: b for b in store.baselines(crafted.ledger)}
     assert pinned, "the crafted history pins a baseline"
@@ -78,8 +80,10 @@ def test_moving_a_baseline_tag_alone_changes_the_answer(crafted: Crafted) -> Non
     from meridian import gitio
 
     crafted.ledger.pin_tag(store.BASELINE_PREFIX + name, gitio.Oid(hex=commit))
+    moved = {b.name: b for b in store.baselines(crafted.ledger)}[name]
+    assert moved.run_id == pinned[name].run_id and moved.tag_differs == commit
     after = _report(crafted)
-    assert after["evaluation"] != before["evaluation"]
+    assert after["evaluation"] == before["evaluation"]
     assert after == _fresh(crafted)
 
 
