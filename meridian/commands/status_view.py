@@ -24,11 +24,16 @@ blocks, runs, memory), its document is brought to the new tip, its remote counts
 again, and it is rewritten; anything else (a state event, a harness change, an edit, a
 rewrite) is derived in full.
 
-What a view never holds: a pass. Whether a passed gate is still passed depends on the
-work tree (its artifacts, hashed) and on its pass being backed by its verdict
-(``gates.snapshot.vouch``); neither is in the key. So the full path writes no view when
-any gate is passed, stale or awaiting approval, and a view that shows one (hand-made)
-is refused: the status is derived again. The printed lines are never free text either:
+A pass is held only as a plain ``passed`` gate, and checked again on every run
+(``status_passes``): whether it is still passed depends on its pass being backed by
+its verdict, on the definition it was decided under and on the work tree (its
+artifacts, hashed), none of which is in the key. So the fast path re-reads the
+snapshot's fold, the pass's commit, event, verdict and evidence on the branch (git
+itself, no pygit2), the definition files and the work tree each time, and the full
+path writes no view when a gate is stale, awaiting approval or approved, or when a
+pass cannot be checked that way (a view that shows one, hand-made, is refused: the
+status is derived again). A view with a pass is never caught up over new commits.
+The printed lines are never free text either:
 a view is used only when its lines are what the full path prints for its document
 (``text_matches``: the table, summary, remote note and harness changes rendered again,
 no terminal control characters), so forged lines cannot say "passed" either. A view is a cache, never trust
@@ -146,21 +151,44 @@ def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
         if not _shows_only_what_it_may(body):
             return None
         key = view_key(root, gitdir, common, body["facts"])
+        passes = shows_a_pass(body["document"])
         if key != body["key"]:
-            return _caught_up(root, gitdir, common, body, key)
+            # A view with passes is never caught up: its passes are checked at its own key
+            return None if passes else _caught_up(root, gitdir, common, body, key)
+        if passes and not _passes_hold(root, gitdir, common, body):
+            return None
     except Exception:  # noqa: BLE001 - absent, not a regular file, torn, malformed: derive
         return None
     return body
 
 
+def _passes_hold(root: Path, gitdir: Path, common: Path, body: dict[str, Any]) -> bool:
+    """Every pass the view shows checked again, now (``status_passes``)."""
+    from meridian.commands.status_passes import recheck
+
+    return recheck(root, gitdir, common, body)
+
+
 def _shows_only_what_it_may(body: dict[str, Any]) -> bool:
-    """No evidence pending when it was written, no pass, lines that are its document's."""
-    if body["key"]["evidence"] is not None or shows_a_pass(body["document"]):
+    """No evidence pending when it was written, lines that are its document's, and a pass
+    only as a plain ``passed`` gate (no stale gate, no approval: those are derived)."""
+    if body["key"]["evidence"] is not None:
         return False
     if not (isinstance(body["text"], list) and all(isinstance(t, str) for t in body["text"])
             and isinstance(body["document"], dict)):
         return False
-    return text_matches(body["document"], body["text"])
+    passes = shows_a_pass(body["document"])
+    if passes and not plain_passes(body["document"]):
+        return False
+    return text_matches(body["document"], body["text"], passes=passes)
+
+
+def plain_passes(document: dict[str, Any]) -> bool:
+    """Whether the passes a document shows are all plain ``passed`` gates: no stale
+    gate, none awaiting or carrying an approval (what ``status_passes`` can check)."""
+    return all(isinstance(g, dict) and g.get("state") != "stale"
+               and not g.get("awaiting_approval") and g.get("approver") is None
+               for g in document.get("gates", ())) and document.get("stale") == []
 
 
 def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
@@ -208,7 +236,7 @@ def _harness_line(change: dict[str, Any]) -> str:
             + (f"  [{', '.join(marks)}]" if marks else ""))
 
 
-def text_matches(document: dict[str, Any], text: list[str]) -> bool:
+def text_matches(document: dict[str, Any], text: list[str], *, passes: bool = False) -> bool:
     """Whether ``text`` is what the full path prints for ``document``: the table, the
     summary, the remote note and the harness changes rendered from it here, and one
     ``  GATE: verdict by ...`` line for each gate with an identity (its description needs
@@ -217,7 +245,8 @@ def text_matches(document: dict[str, Any], text: list[str]) -> bool:
     refused (raises or False: derive)."""
     gates = document["gates"]
     if document["stale"] != [] or not all(
-            isinstance(g["gate"], str) and g["state"] in SHOWN_STATES
+            isinstance(g["gate"], str)
+            and (g["state"] in SHOWN_STATES or (passes and g["state"] == "passed"))
             and isinstance(g["detail"], str) for g in gates):
         return False
     if any(ch < " " or ch == "\x7f" or "\x80" <= ch <= "\x9f" for line in text for ch in line):
@@ -290,10 +319,13 @@ def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[st
     commit or an edit meanwhile: the answer may be of neither)."""
     if before is None:
         return
-    root, _gitdir, common, key = before
-    if shows_a_pass(document):
-        # Nothing kept that could be mistaken for this answer (the old view's key would not
-        # match anyway: this only keeps .git/meridian honest about what is cached).
+    root, gitdir, common, key = before
+    body = {"key": key, "facts": facts, "document": document, "text": text}
+    if shows_a_pass(document) and not (plain_passes(document)
+                                       and _passes_hold(root, gitdir, common, body)):
+        # A pass the fast path could not check (stale, an approval, a pass recorded
+        # without its definition files...): nothing kept that could be mistaken for this
+        # answer (the old view's key would not match anyway).
         try:
             view_path(common, root).unlink(missing_ok=True)
         except OSError:
@@ -304,7 +336,7 @@ def store(before: tuple[Path, Path, Path, dict[str, Any]] | None, facts: dict[st
     after = key_now(facts)
     if after is None or after[3] != key:
         return
-    _write(common, root, {"key": key, "facts": facts, "document": document, "text": text})
+    _write(common, root, body)
 
 
 def _write(common: Path, root: Path, body: dict[str, Any]) -> None:

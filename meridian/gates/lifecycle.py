@@ -190,6 +190,9 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
         verdict = _with_mutation(verdict, *mutation)
     verdict = verdict.model_copy(update={"spec_hash": gate_definition.hash_definition(defined)})
     evidence: dict[str, object] = {"definition": defined}
+    bound = _definition_files(project, gate, defined)
+    if bound is not None:
+        evidence["definition_files"] = bound
     if requirement is not None:
         evidence["features"] = features.evidence(requirement)
     submission = _record_verdict(project, verdict, bundle, evidence)
@@ -201,6 +204,30 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
             # must not make a pass look like a crash.
             submission.warnings.append(f"calibration not recorded: {exc}")
     return submission
+
+
+def _definition_files(project: Project, gate: str,
+                      defined: dict[str, object]) -> dict[str, object] | None:
+    """The sha256 of the config, gate graph and features files, Meridian's version and
+    the gate graph's order and needs, when loading those files as they are now gives
+    ``defined`` (None otherwise: a check rewrote one, it cannot be read). Kept in the
+    pass's evidence, so ``status`` can tell that the definition (and the graph) are still
+    the verdict's without loading the models (``commands/status_passes.py``)."""
+    from meridian.commands.status_passes import definition_files
+    from meridian.config import CONFIG_PATH, load_config
+    from meridian.gates.graph import load_graph
+
+    paths = [CONFIG_PATH.as_posix(), project.config.paths.gates, project.config.paths.features]
+    try:
+        before = definition_files(project.root, paths)
+        graph = load_graph(project.root, load_config(project.root))
+        again = gate_definition.definition(graph, gate)
+        after = definition_files(project.root, paths)
+    except Exception:  # noqa: BLE001 - a file that does not load: nothing recorded
+        return None
+    if again != defined or after != before:
+        return None
+    return {**before, "gates": [[spec.id, list(spec.needs)] for spec in graph.ordered()]}
 
 
 def _mutation_check(project: Project, spec: GateSpec, snap: artifacts.Snapshot, bundle: Bundle,
