@@ -11,14 +11,20 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
 
 from meridian import __version__
 from meridian.errors import MeridianError
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:  # imported where used: `meridian hook claude` (every tool call) needs no parser
     import argparse
+    from collections.abc import Sequence
+    from typing import Any, Protocol
+
+    class CommandModule(Protocol):
+        def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+        def run(self, args: argparse.Namespace) -> int: ...
 
 # name -> (module under meridian.commands, one-line help). Order is the help order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -43,12 +49,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ci": ("ci", "in CI: re-derive every pass from scratch; exit 1 on one that does not reproduce"),
     "demo": ("demo", "a one-minute offline tour in a throwaway repository"),
 }
-
-
-class CommandModule(Protocol):
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(self, args: argparse.Namespace) -> int: ...
 
 
 def _load(name: str) -> CommandModule:

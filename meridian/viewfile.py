@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:
     from hashlib import sha256
+    from typing import Any
 else:
     # The interpreter's own sha256: ``hashlib`` loads OpenSSL first, some 3 ms of every
     # Claude hook call (which hashes the view and a few small files).

@@ -7,8 +7,7 @@ pays only for what it uses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:  # `meridian hook claude` is routed here without building a parser
     import argparse
 

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:  # matching needs no git: the Claude hook's cached view matches without pygit2
     from meridian import gitio
 

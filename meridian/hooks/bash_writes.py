@@ -64,6 +64,8 @@ import re
 import shlex
 from pathlib import Path
 
+from meridian.lean import lazy_pattern
+
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;"})
 # "<>" opens the file read-write (`exec 3<>FILE` then writes through fd 3)
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
@@ -72,10 +74,10 @@ WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "exec"})
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 CHANGE_DIR = frozenset({"cd", "pushd"})
 NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
-ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-INTERPRETER = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)$")
+ASSIGNMENT = lazy_pattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
+INTERPRETER = lazy_pattern(r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php)$")
 SUBSTITUTION = "\x01"  # a command substitution in a word: "$\x01N\x01" (N: its index)
-PLACEHOLDER = re.compile(r"\$\x01(\d+)\x01")
+PLACEHOLDER = lazy_pattern(r"\$\x01(\d+)\x01")
 # Characters that end a word (and so start the next one) outside quotes
 WORD_ENDS = frozenset(" \t\n;&|()<>")
 # An extended glob group (`@(api|docs)`, `!(x)`): read as a substitution, a word that
@@ -264,7 +266,7 @@ SUBSHELL_OPEN = ["("]
 SUBSHELL_CLOSE = [")"]
 
 
-ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+ANSI_C = lazy_pattern(r"\$'((?:[^'\\]|\\.)*)'")
 ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
                 "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -679,7 +681,7 @@ def _pathspecs(specs: list[str], cwd: Path | None) -> list[str]:
 
 
 # chmod's symbolic modes can look like options ("chmod -x FILE")
-SYMBOLIC_MODE = re.compile(r"^[-+=][rwxXstugo]+$")
+SYMBOLIC_MODE = lazy_pattern(r"^[-+=][rwxXstugo]+$")
 
 
 def _mode_targets(args: list[str]) -> list[str]:
@@ -746,8 +748,8 @@ UNTOLD_PATCH = git_mark("patch", ["a patch from a pipe"])
 # PATTERN the target with UNKNOWN where the expansions are, TEXT the command line.
 EXPANSION_MARK = "\0expansion:"
 UNKNOWN = "\x02"
-_UNKNOWN_PART = re.compile(r"\$(?:\x01\d+\x01|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]|"
-                           r"(?=[^A-Za-z_{\x01]|$))")
+_UNKNOWN_PART = lazy_pattern(r"\$(?:\x01\d+\x01|\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]|"
+                             r"(?=[^A-Za-z_{\x01]|$))")
 
 
 def expansion_mark(pattern: str, text: str) -> str:
@@ -1026,7 +1028,7 @@ def _variable_outputs(name: str, args: list[str], assigned: list[str]) -> list[s
 
 
 # git settings and variables whose value is a command line git runs through the shell
-_GIT_COMMAND_SETTINGS = re.compile(
+_GIT_COMMAND_SETTINGS = lazy_pattern(
     r"(?:core\.(?:pager|editor|sshcommand|askpass|fsmonitor)|sequence\.editor|diff\.external"
     r"|pager\..*|(?:diff|merge|filter|difftool|mergetool)\..*\.(?:textconv|command|driver"
     r"|clean|smudge|process|cmd)|credential(?:\..*)?\.helper|gpg(?:\..*)?\.program"
@@ -1822,8 +1824,8 @@ def _update_index_paths(rest: list[str]) -> list[str]:
     return found + (operands if marked else [])
 
 
-PATCH_HEADER = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
-                          r"|^rename (?:from|to) (\S+)|^copy to (\S+)", re.MULTILINE)
+PATCH_HEADER = lazy_pattern(r"^(?:\+\+\+|---) (?:[ab]/)?([^\t\n]+)|^diff --git a/\S+ b/(\S+)"
+                            r"|^rename (?:from|to) (\S+)|^copy to (\S+)", re.MULTILINE)
 
 
 def _git_location(args: list[str]) -> tuple[str, list[str]]:
@@ -2345,7 +2347,7 @@ def _may_change(archive: str, here: str, earlier: list[str], named: set[str]) ->
     return False
 
 
-VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+VARIABLE = lazy_pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def _expand(token: str, variables: dict[str, str]) -> str:
@@ -2802,7 +2804,7 @@ def _apply_aliases(tokens: list[str], aliases: dict[str, str]) -> list[str]:
     return tokens
 
 
-BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+BRACE = lazy_pattern(r"\{([^{}]*,[^{}]*)\}")
 
 
 def _braces(word: str, limit: int = 64) -> list[str]:
@@ -2871,13 +2873,13 @@ _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--names
                                 "--exec-path", "--super-prefix", "--config-env"})
 # Config that makes git run other hooks, or none: any of these set anywhere (`git -c`,
 # `git config`, GIT_CONFIG_* variables) changes the harness.
-_DANGEROUS_KEY = re.compile(r"^(?:core\.hookspath|include\.path|includeif\..*\.path|"
-                            r"alias\..*|hook\..*|core\.fsmonitor|core\.sshcommand|"
-                            r"core\.editor|sequence\.editor)$", re.IGNORECASE)
-_GIT_ENV = re.compile(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
-                      r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)=")
+_DANGEROUS_KEY = lazy_pattern(r"^(?:core\.hookspath|include\.path|includeif\..*\.path|"
+                              r"alias\..*|hook\..*|core\.fsmonitor|core\.sshcommand|"
+                              r"core\.editor|sequence\.editor)$", re.IGNORECASE)
+_GIT_ENV = lazy_pattern(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
+                        r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)=")
 # An alias is only a bypass when what it runs is one
-_ALIAS_BYPASS = re.compile(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
+_ALIAS_BYPASS = lazy_pattern(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
 _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete",
                     "--prune", "--force-if-includes"})
 

@@ -25,9 +25,11 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:
+    from typing import Any
+
     from meridian import gitio
 
 SPOOL = "claude-blocks"

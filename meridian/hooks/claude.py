@@ -36,14 +36,17 @@ import fnmatch
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from meridian.errors import MeridianError
 from meridian.hooks.project import ProjectFacts, load_facts, record_block
+from meridian.lean import NamedTuple, lazy_pattern
 
+TYPE_CHECKING = False  # no `typing` on the allow path (meridian.lean)
 if TYPE_CHECKING:  # imported where used: the cached view (claude_view) decides without pygit2
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
     from meridian import gitio
 
 SOURCE = "claude"
@@ -59,7 +62,7 @@ HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json",
 # Where a Bash target or inline script cannot be read before it runs
 # ("$PWD/.meridian/x", "python - <<EOF ... .meridian/gates.yaml"), naming a harness
 # location in it denies the command.
-HARNESS_MENTION = re.compile(
+HARNESS_MENTION = lazy_pattern(
     r"\.meridian\b|\.git/(?:hooks|meridian|config|refs|packed-refs|worktrees)\b|commondir"
     r"|\.git\b(?=['\"\s)]|$)"
     r"|\.claude/settings|\.claude\b(?=['\"\s)]|$)|hookspath|\.gitconfig|git/config\b"
@@ -456,13 +459,13 @@ def record_activity(context: Context, notes: str) -> None:
 # --- PreToolUse ---------------------------------------------------------------------------
 
 # MCP tools whose name says they only read: their path arguments change nothing.
-READ_ONLY_MCP = re.compile(r"(?:^|_)(?:read|get|list|search|find|view|stat|info|tree|glob|grep"
-                           r"|show|describe|query|fetch)(?:_|$)", re.IGNORECASE)
+READ_ONLY_MCP = lazy_pattern(r"(?:^|_)(?:read|get|list|search|find|view|stat|info|tree|glob|grep"
+                             r"|show|describe|query|fetch)(?:_|$)", re.IGNORECASE)
 # Argument names that carry a path in MCP tools (filesystem servers, editors, git servers).
-PATH_KEY = re.compile(r"path|file|dir|dest|target|source|output|uri|location", re.IGNORECASE)
+PATH_KEY = lazy_pattern(r"path|file|dir|dest|target|source|output|uri|location", re.IGNORECASE)
 # PowerShell verbs and operators that write, move or remove (its syntax is not read here:
 # a PowerShell command that may write and names a protected path is denied).
-POWERSHELL_WRITES = re.compile(
+POWERSHELL_WRITES = lazy_pattern(
     r"\b(?:Set-Content|Add-Content|Out-File|New-Item|Remove-Item|Move-Item|Copy-Item|"
     r"Rename-Item|Clear-Content|Tee-Object|Expand-Archive|Invoke-WebRequest|Start-BitsTransfer|"
     r"Set-ItemProperty|sc|ac|ni|ri|rm|del|erase|rd|rmdir|mv|move|cp|copy|cpi|mi|ren|iwr|curl|"
@@ -707,8 +710,8 @@ def case_insensitive(root: Path) -> bool:
     return _config_ignores_case(root / ".git")
 
 
-IGNORECASE = re.compile(r"^\s*ignorecase\s*=\s*(?:true|yes|on|1)\s*(?:[#;].*)?$",
-                        re.IGNORECASE | re.MULTILINE)
+IGNORECASE = lazy_pattern(r"^\s*ignorecase\s*=\s*(?:true|yes|on|1)\s*(?:[#;].*)?$",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 def _config_ignores_case(git: Path) -> bool:
@@ -935,9 +938,9 @@ def repository_harness(context: Located, config_files: tuple[str, ...],
     return [(root / ".meridian", ".meridian"), *named[1:]]
 
 
-_INCLUDE_SECTION = re.compile(r"^\s*\[\s*include(?:if\s+\"[^\"]*\")?\s*\]", re.IGNORECASE)
-_SECTION = re.compile(r"^\s*\[")
-_INCLUDE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+_INCLUDE_SECTION = lazy_pattern(r"^\s*\[\s*include(?:if\s+\"[^\"]*\")?\s*\]", re.IGNORECASE)
+_SECTION = lazy_pattern(r"^\s*\[")
+_INCLUDE_PATH = lazy_pattern(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def config_includes(files: list[Path], limit: int = 64) -> list[Path]:
@@ -1069,9 +1072,9 @@ def harness_hits(context: Located, harness: Harness, targets: Targets,
     files += [hit for target in targets.into
               if (hit := harness.hit(_absolute(context, target), into=True)) is not None]
     unreadable: list[str] = []
-    from meridian.hooks.bash_writes import EXPANSION_MARK, read_expansion_mark
+    for text in targets.unresolved:  # (only a command has any: a file tool needs no Bash reader)
+        from meridian.hooks.bash_writes import EXPANSION_MARK, read_expansion_mark
 
-    for text in targets.unresolved:
         if text.startswith(EXPANSION_MARK):
             # a target built by an expansion: denied when it may lie in the harness and
             # the command names a harness location
@@ -1269,13 +1272,14 @@ def gate_writes(context: Context, targets: Targets
             for gate in _covering_gates(context, relative, directory=True):
                 owners.setdefault(gate, []).append(relative)
     unreadable: dict[str, list[str]] = {}
-    from meridian.hooks.bash_writes import SCRIPT_MARK
+    if targets.unresolved:  # (only a command has any: a file tool needs no Bash reader)
+        from meridian.hooks.bash_writes import SCRIPT_MARK
 
-    # (a script file the command runs is read for the harness only: naming a gate's
-    # folder is what most build scripts do)
-    for text in (t for t in targets.unresolved if not t.startswith(SCRIPT_MARK)):
-        for gate, literal in _named_paths(context, text):
-            unreadable.setdefault(gate, []).append(literal)
+        # (a script file the command runs is read for the harness only: naming a gate's
+        # folder is what most build scripts do)
+        for text in (t for t in targets.unresolved if not t.startswith(SCRIPT_MARK)):
+            for gate, literal in _named_paths(context, text):
+                unreadable.setdefault(gate, []).append(literal)
     return paths, owners, unreadable
 
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from meridian import viewfile
 from meridian.hooks import claude
@@ -60,7 +59,10 @@ from meridian.hooks.block_spool import PACKED_REFS_LIMIT, _read_small, read_ref
 from meridian.hooks.project import _fingerprint, _from_json, _to_json
 from meridian.viewfile import sha256
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:
+    from typing import Any
+
     from meridian.hooks.project import ProjectFacts
 
 VIEW_VERSION = 3  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
@@ -168,7 +170,7 @@ def load_view(common: Path, root: Path) -> dict[str, Any] | None:
             return None
     except Exception:  # noqa: BLE001 - absent, not a regular file, torn: no view
         return None
-    return cast(dict[str, Any], body)
+    return body  # type: ignore[no-any-return]
 
 
 # --- the fast decision ------------------------------------------------------------------
@@ -211,8 +213,8 @@ def decide(payload_text: str) -> claude.Reply | Denied | None:
     if view_key(root, gitdir, common, body["facts"]) != body["key"] or body["key"]["tip"] is None:
         return None  # no state branch: the full path decides (and says why)
     facts = _from_json(root, body["facts"])
-    context = claude.Context(payload=payload, repo=cast(Any, None), root=root, cwd=cwd,
-                             facts=facts, common=common)
+    context = claude.Context(payload=payload, repo=None,  # type: ignore[arg-type]
+                             root=root, cwd=cwd, facts=facts, common=common)
     if _allowed(context, body):
         return ALLOWED
     return _denied(context, body)

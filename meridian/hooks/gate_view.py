@@ -8,12 +8,13 @@ incrementally) and fall back on the gates package's own ``derive_states`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
 from meridian.hooks.project import ProjectFacts
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:  # imported where used: the PreToolUse view decides without pygit2
+    from collections.abc import Callable
+    from typing import Any
+
     from meridian import gitio
 
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from meridian import __version__
+from meridian.lean import NamedTuple
 from meridian.viewfile import sha256
 
+TYPE_CHECKING = False  # no `typing` on the Claude hook's allow path (meridian.lean)
 if TYPE_CHECKING:  # imported where used: the Claude hook's cached view reads facts without pygit2
+    from typing import Any
+
     from meridian import gitio
 
 CACHE_NAME = "hook-project.json"
