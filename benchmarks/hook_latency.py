@@ -19,8 +19,10 @@ commits, untimed). CPU time counts git and every hook process. Every hook runs f
 cached bytecode (a private ``PYTHONPYCACHEPREFIX``), as an installed package would.
 
 Then, in the same projects (set up with ``init --claude``), the PreToolUse hook: the
-exact command ``init --claude`` wrote, run through ``/bin/sh`` with a documented payload,
-interleaved one call at a time:
+exact command ``init --claude`` wrote, run through ``/bin/sh`` with a documented payload
+and the environment Claude Code gives it (this one's, with the ``env`` of
+``.claude/settings.json`` and ``settings.local.json``: ``MERIDIAN_PYTHON``, so the
+command runs ``$MERIDIAN_PYTHON -P -m meridian``), interleaved one call at a time:
 
 - allow Write @N    src/module.py (gate core, in progress): allowed
 - allow Bash @N     ``pytest -q tests && git status`` (writes nothing): allowed
@@ -60,7 +62,14 @@ Before each operation the spools are drained (untimed): a drainer never runs bes
 timed contender, as a tool call comes seconds after the last one.
 - python floor      ``python -c pass`` through the same shell
 
+With ``--baseline DIR`` (a folder holding another version's ``meridian`` package, e.g.
+``git archive main meridian | tar -x -C DIR``), every PreToolUse contender also runs as
+``... [baseline]``: the same command with ``PYTHONPATH=DIR``, so that version's code
+answers, interleaved in the same rounds (an A/B in one run; the setups and the view are
+this version's, so a baseline whose view format differs shows its full path).
+
     python benchmarks/hook_latency.py [--events 10000,100000] [--rounds 12] [--skip-commit]
+                                      [--baseline DIR]
 
 Targets (issue #17): meridian+event <= 1.0x the framework at both sizes (CPU);
 PreToolUse allow <= 60 ms and deny <= 100 ms (CPU and wall medians).
@@ -198,7 +207,23 @@ def contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
     return out
 
 
-def pre_tool_use(root: Path, tool: str, value: str, deny: bool) -> _bench.Contender:
+def claude_env(root: Path, baseline: Path | None = None) -> dict[str, str]:
+    """The environment Claude Code gives a hook: its own, the ``env`` of the project's
+    settings files, ``CLAUDE_PROJECT_DIR``; with ``baseline``, that version's code first on
+    ``sys.path``."""
+    env = dict(os.environ)
+    for name in ("settings.json", "settings.local.json"):
+        path = root / ".claude" / name
+        if path.exists():
+            env.update(json.loads(path.read_text()).get("env", {}))
+    env["CLAUDE_PROJECT_DIR"] = str(root)
+    if baseline is not None:
+        env["PYTHONPATH"] = str(baseline)
+    return env
+
+
+def pre_tool_use(root: Path, tool: str, value: str, deny: bool,
+                 baseline: Path | None = None) -> _bench.Contender:
     """The PreToolUse command of .claude/settings.json through the shell, as Claude Code runs it."""
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     [command] = [h["command"] for group in settings["hooks"]["PreToolUse"]
@@ -209,7 +234,7 @@ def pre_tool_use(root: Path, tool: str, value: str, deny: bool) -> _bench.Conten
         "session_id": "bench-session", "transcript_path": str(root / "transcript.jsonl"),
         "cwd": str(root), "hook_event_name": "PreToolUse", "permission_mode": "default",
         "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_bench"})
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+    env = claude_env(root, baseline)
 
     def run() -> None:
         proc = subprocess.run(command, shell=True, input=payload, cwd=root, env=env,
@@ -229,7 +254,7 @@ def stop_hook(root: Path) -> Callable[[], None]:
                  for h in group["hooks"] if "meridian hook claude" in h["command"]]
     payload = json.dumps({"session_id": "bench-session", "transcript_path": "/dev/null",
                           "cwd": str(root), "hook_event_name": "Stop", "stop_hook_active": False})
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+    env = claude_env(root)
 
     def run() -> None:
         proc = subprocess.run(command, shell=True, input=payload, cwd=root, env=env,
@@ -255,49 +280,71 @@ def spool_block(project: Project) -> None:
         "extra": {"event": "PreToolUse", "session": "bench-session", "tool": "Write"}})
 
 
-def claude_contenders(projects: dict[int, Project]) -> dict[str, _bench.Contender]:
+JUDGED = (("allow Write", 60.0), ("allow Bash", 60.0), ("allow Write after a deny", 60.0),
+          ("allow Write after a Stop", 60.0), ("allow Write after a gate command", 60.0),
+          ("allow Write after a refused commit", 60.0), ("deny Write", 100.0))
+BASELINE = " [baseline]"
+
+
+def claude_contenders(projects: dict[int, Project],
+                      baseline: Path | None = None) -> dict[str, _bench.Contender]:
     floor = f"{shlex.quote(sys.executable)} -c pass"
     out = {"python floor": _bench.Contender(
         lambda: subprocess.run(floor, shell=True, check=True))}
+    for code in (None, baseline) if baseline is not None else (None,):
+        out.update(_hook_contenders(projects, code))
+    for name, contender in out.items():
+        # (a spooled block's setup leaves it spooled: that is what its contender records)
+        contender.setup = _settled(projects, contender.setup, after=not name.startswith("record"))
+    return out
+
+
+def _hook_contenders(projects: dict[int, Project],
+                     baseline: Path | None) -> dict[str, _bench.Contender]:
+    """The PreToolUse contenders of every project, answered by this version's code or,
+    with ``baseline``, by that folder's (named ``... [baseline]``)."""
+    tag = BASELINE if baseline is not None else ""
+    out: dict[str, _bench.Contender] = {}
     drain = ("import sys; from pathlib import Path; from meridian.hooks import block_spool; "
              "block_spool.drain_at(Path(sys.argv[1]))")
     for size, project in projects.items():
-        write = pre_tool_use(project.root, "Write", "src/module.py", False)
-        shell = pre_tool_use(project.root, "Bash", "pytest -q tests && git status", False)
-        deny = pre_tool_use(project.root, "Write", "docs/guide.md", True)
+        write = pre_tool_use(project.root, "Write", "src/module.py", False, baseline)
+        shell = pre_tool_use(project.root, "Bash", "pytest -q tests && git status", False,
+                             baseline)
+        deny = pre_tool_use(project.root, "Write", "docs/guide.md", True, baseline)
         # The allows, each after an untimed allow (the view current), so a deny's event
         # before them in the round never decides which path they take ...
-        out[f"allow Write @{size:,}"] = _bench.Contender(write.run, setup=write.run)
-        out[f"allow Bash @{size:,}"] = _bench.Contender(shell.run, setup=shell.run)
+        out[f"allow Write @{size:,}{tag}"] = _bench.Contender(write.run, setup=write.run)
+        out[f"allow Bash @{size:,}{tag}"] = _bench.Contender(shell.run, setup=shell.run)
         # ... the deny after an untimed deny (the view current: no new state since) ...
-        out[f"deny Write @{size:,}"] = _bench.Contender(deny.run, setup=deny.run)
+        out[f"deny Write @{size:,}{tag}"] = _bench.Contender(deny.run, setup=deny.run)
         # ... the allow right after an untimed deny's gate.blocked event (the block is
         # recorded after the deny answers, and the view re-keyed to the tip it moved to:
         # this checks the allow still finds it) ...
-        out[f"allow Write after a deny @{size:,}"] = _bench.Contender(write.run, setup=deny.run)
+        out[f"allow Write after a deny @{size:,}{tag}"] = _bench.Contender(
+            write.run, setup=deny.run)
         # ... the allow right after the Stop hook (its session episode and block move the
         # state tip; the hook re-keys the view, as every Meridian command does) ...
-        out[f"allow Write after a Stop @{size:,}"] = _bench.Contender(
+        out[f"allow Write after a Stop @{size:,}{tag}"] = _bench.Contender(
             write.run, setup=stop_hook(project.root))
         # ... right after a command that changes a gate's phase (it computes the view
         # again) and after a commit the pre-commit hook refused (its block re-keys it) ...
-        out[f"allow Write after a gate command @{size:,}"] = _bench.Contender(
+        out[f"allow Write after a gate command @{size:,}{tag}"] = _bench.Contender(
             write.run, setup=project.gate_command)
-        out[f"allow Write after a refused commit @{size:,}"] = _bench.Contender(
+        out[f"allow Write after a refused commit @{size:,}{tag}"] = _bench.Contender(
             write.run, setup=project.refused_commit)
         # ... and right after an event a writer other than a Meridian command appended
         # (here: this process's ledger; no command ran to re-key the view)
-        out[f"allow Write after a new event @{size:,}"] = _bench.Contender(
+        out[f"allow Write after a new event @{size:,}{tag}"] = _bench.Contender(
             write.run, setup=project.new_event)
+        if baseline is not None:
+            continue
         # ... and what recording a deny's block costs in a process of its own (the deny's
         # child does it after answering, from an interpreter already started: less)
         out[f"record a spooled block @{size:,}"] = _bench.Contender(
             lambda root=project.root: subprocess.run(
                 [sys.executable, "-P", "-c", drain, str(root)], check=True),
             setup=lambda project=project: spool_block(project))
-    for name, contender in out.items():
-        # (a spooled block's setup leaves it spooled: that is what its contender records)
-        contender.setup = _settled(projects, contender.setup, after=not name.startswith("record"))
     return out
 
 
@@ -327,6 +374,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=12, help="commits per contender")
     parser.add_argument("--skip-commit", action="store_true",
                         help="time only the PreToolUse hook")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a folder holding another version's meridian package: its "
+                             "PreToolUse answers are timed in the same rounds")
     args = parser.parse_args()
     sizes = [int(s) for s in args.events.split(",")]
     ok = True
@@ -350,21 +400,23 @@ def main() -> int:
                 ok &= _bench.verdict(
                     f"commit after a new state event @{size:,} vs framework, CPU", value, 1.0)
         try:
-            timings = _bench.interleave(claude_contenders(projects), rounds=args.rounds,
-                                        per_round=1)
+            timings = _bench.interleave(claude_contenders(projects, args.baseline),
+                                        rounds=args.rounds, per_round=1)
         finally:
             settle(projects)  # no drainer may outlive the projects
         _bench.table(f"Claude Code PreToolUse, the settings' command through the shell "
                      f"({args.rounds} rounds, interleaved)", timings, reference="python floor")
         for size in sizes:
-            for name, budget in (("allow Write", 60.0), ("allow Bash", 60.0),
-                                 ("allow Write after a deny", 60.0),
-                                 ("allow Write after a Stop", 60.0),
-                                 ("allow Write after a gate command", 60.0),
-                                 ("allow Write after a refused commit", 60.0),
-                                 ("deny Write", 100.0)):
+            for name, budget in JUDGED:
                 ok &= _judge(f"PreToolUse {name} @{size:,}", timings[f"{name} @{size:,}"],
                              budget)
+        if args.baseline is not None:  # this version against the baseline, same rounds
+            for size in sizes:
+                for name, _ in JUDGED:
+                    mine = timings[f"{name} @{size:,}"]
+                    theirs = timings[f"{name} @{size:,}{BASELINE}"]
+                    print(f"  {name} @{size:,} vs baseline: CPU {_bench.ratio_text(mine, theirs)}"
+                          f", wall {_bench.ratio_text(mine, theirs, 'wall')}")
     return 0 if ok else 1
 
 
