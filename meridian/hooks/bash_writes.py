@@ -2877,7 +2877,10 @@ _DANGEROUS_KEY = lazy_pattern(r"^(?:core\.hookspath|include\.path|includeif\..*\
                               r"alias\..*|hook\..*|core\.fsmonitor|core\.sshcommand|"
                               r"core\.editor|sequence\.editor)$", re.IGNORECASE)
 _GIT_ENV = lazy_pattern(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
-                        r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)=")
+                        r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)="
+                        # the pre-commit framework skips the hook ids listed in $SKIP: one
+                        # naming Meridian's (or a value the hook cannot read) skips its hooks
+                        r"|^SKIP=(?:(?i:.*meridian)|.*[$`])", re.DOTALL)
 # An alias is only a bypass when what it runs is one
 _ALIAS_BYPASS = lazy_pattern(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
 _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete",

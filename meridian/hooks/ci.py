@@ -31,13 +31,14 @@ def template_path(name: str) -> Path:
 
 # Where GitHub looks for a CODEOWNERS file, in its order.
 CODEOWNERS_PLACES = (Path(".github") / "CODEOWNERS", Path("CODEOWNERS"), Path("docs") / "CODEOWNERS")
-OWNED = ("/.meridian/", "/.claude/", "/.github/workflows/")
+OWNED = ("/.meridian/", "/.claude/", "/.github/workflows/", "/.pre-commit-config.yaml")
 
 
 def codeowners_entry(owner: str) -> str:
     """The lines that make a code owner's review required for the harness and CI."""
-    lines = ["# Meridian: the harness (gates, rules, config), the Claude Code settings that run",
-             "# its hooks, and the CI workflow that runs `meridian ci` are human-owned.",
+    lines = ["# Meridian: the harness (gates, rules, config), the Claude Code settings and the",
+             "# pre-commit framework's config that run its hooks, and the CI workflow that",
+             "# runs `meridian ci` are human-owned.",
              "# With branch protection requiring code owner review, an agent cannot weaken them",
              "# unseen (see docs/ci.md in Meridian's repository)."]
     lines += [f"{path} {owner}" for path in OWNED]

@@ -58,7 +58,10 @@ HARNESS_DIRS = (".meridian", ".git/hooks", ".git/meridian")
 # Claude Code's project settings: they run these hooks (and could switch them all off).
 HARNESS_FILES = (".claude/settings.json", ".claude/settings.local.json",
                  # core.hooksPath set here makes git run other hooks than Meridian's
-                 ".git/config")
+                 ".git/config",
+                 # the pre-commit framework's list of hooks: Meridian's entries in it are
+                 # what a framework user's commits and pushes run
+                 ".pre-commit-config.yaml")
 # Where a Bash target or inline script cannot be read before it runs
 # ("$PWD/.meridian/x", "python - <<EOF ... .meridian/gates.yaml"), naming a harness
 # location in it denies the command.
@@ -66,7 +69,7 @@ HARNESS_MENTION = lazy_pattern(
     r"\.meridian\b|\.git/(?:hooks|meridian|config|refs|packed-refs|worktrees)\b|commondir"
     r"|\.git\b(?=['\"\s)]|$)"
     r"|\.claude/settings|\.claude\b(?=['\"\s)]|$)|hookspath|\.gitconfig|git/config\b"
-    r"|disableAllHooks|meridian/state",
+    r"|disableAllHooks|meridian/state|pre-commit-config",
     re.IGNORECASE)
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
@@ -904,7 +907,10 @@ def repository_harness(context: Located, config_files: tuple[str, ...],
     gitdir = _real(context.repo.path)
     named = [(root / ".meridian", ".meridian"),
              (root / ".claude" / "settings.json", ".claude/settings.json"),
-             (root / ".claude" / "settings.local.json", ".claude/settings.local.json")]
+             (root / ".claude" / "settings.local.json", ".claude/settings.local.json"),
+             # the pre-commit framework's hooks: Meridian's entries are a framework
+             # user's git hooks
+             (root / ".pre-commit-config.yaml", ".pre-commit-config.yaml")]
     named += [(_real(root / f), f) for f in config_files]
     show = "" if common == root / ".git" else f"{common}/"
     named += [(common / "hooks", f"{show or '.git/'}hooks"),

@@ -65,8 +65,8 @@ if TYPE_CHECKING:
 
     from meridian.hooks.project import ProjectFacts
 
-VIEW_VERSION = 3  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
-# 3: the gates' phases (a deny decided from the view)
+VIEW_VERSION = 4  # 2: HEAD, commondir, worktrees/, a .git file, included git configs: harness
+# 3: the gates' phases (a deny decided from the view); 4: .pre-commit-config.yaml: harness
 VIEW_NAME = "claude-view"  # block_spool.VIEW_PREFIX
 
 

@@ -109,7 +109,7 @@ def test_init_ci_github_makes_the_harness_code_owned(project: Path,
     result = cli("init", "--no-hooks", "--ci", "github")
     assert result.code == 0, result
     owners = (project / ".github" / "CODEOWNERS").read_text()
-    for path in ("/.meridian/", "/.claude/", "/.github/workflows/"):
+    for path in ("/.meridian/", "/.claude/", "/.github/workflows/", "/.pre-commit-config.yaml"):
         assert f"{path} test@meridian.invalid" in owners
     workflow = (project / ".github" / "workflows" / "meridian.yml").read_text()
     assert "meridian ci --no-fetch $every --base" in workflow and "fetch-depth: 0" in workflow
