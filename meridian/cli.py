@@ -9,6 +9,7 @@ git hooks (``meridian hook pre-commit``) pay for nothing they do not use.
 from __future__ import annotations
 
 import errno
+import contextlib
 import os
 import sys
 
@@ -195,6 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from meridian.commands.hook import run_claude
 
         return run_claude(argv[2], argv[3:])
+    # Text from a run file, a commit or a tool's output may hold what UTF-8 cannot encode
+    # (a lone surrogate JSON kept): print it escaped rather than stop with an error.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
     try:
         args = _git_hook_args(argv)
         if args is None:

@@ -97,3 +97,26 @@ def test_a_regression_in_a_task_whose_input_holds_a_lone_surrogate_exits_1(
     assert "internal error" not in err, err
     assert code == 1, err
     assert "1 task(s) regressed: a" in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--fail-on-regression"]])
+def test_an_infra_error_text_holding_a_lone_surrogate_is_printed_escaped(
+        tmp_path: Path, extra: list[str]) -> None:
+    """What the run file says is printed, whatever it holds: a lone surrogate that JSON
+    kept in an infra error's text stopped the report with an internal error (exit 3)."""
+    import subprocess
+    import sys
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    doc = document({"a": "infra_error", "b": "pass"}, "a" * 12)
+    doc["results"][0]["trials"][0]["error"] = "boom \ud800 x"
+    (tmp_path / "a.json").write_bytes(encoded(doc, "utf-8"))
+    (tmp_path / "b.json").write_bytes(encoded(document({"a": "pass", "b": "pass"}, "b" * 12),
+                                              "utf-8"))
+    proc = subprocess.run([sys.executable, "-m", "meridian", "eval", "compare", "a.json", "b.json",
+                           *extra], cwd=tmp_path, capture_output=True, text=True,
+                          errors="surrogateescape", check=False)
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert proc.returncode == (1 if extra == ["--fail-on-regression"] else 0), proc.stderr
+    if not extra:
+        assert "boom \\ud800 x" in proc.stdout
