@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for problem in report.problems:
             print(f"TAMPERED {problem}")
-        scope = "new commits" if report.incremental else "commits"
+        scope = ("new " if report.incremental else "") + ("commit" if report.commits == 1
+                                                         else "commits")
         status = "OK" if report.ok else f"FAILED ({len(report.problems)} problem(s))"
         print(f"{ledger.branch}: {status}; checked {report.commits} {scope} up to {report.tip[:12] if report.tip else '-'}")
     return 0 if report.ok else 1
