@@ -18,14 +18,20 @@ time:
                     (``commands/status_catchup.py``)
 - status, new block the same after a ``gate.blocked`` of gate core (a count it shows)
 - status, passed    `meridian status` in a project where gate core passed (offline
-                    evaluator): a view never holds a pass, so it is derived in full
+                    evaluator): answered from the view, its pass checked again
+                    (``commands/status_passes.py``: the branch read with git, the
+                    verdict by the plain rule, the artifacts hashed without pygit2)
+- ... (before)      with ``--before DIR`` (another Meridian's source tree, e.g.
+                    ``git archive main | tar -x -C DIR``): the same status, passed
+                    run with that code (``PYTHONPATH=DIR``) in a project of its own
+                    built the same way, interleaved with this code's
 - why               `meridian why core` (the gate's story: its events in ledger order)
 - owners            `meridian owners src/module.py docs/guide.md`
 - python floor      the same interpreter running `pass` (start-up alone)
 
 CPU time counts the shell and the Python process.
 
-    python benchmarks/command_latency.py [--events 0,100000] [--rounds 12]
+    python benchmarks/command_latency.py [--events 0,100000] [--rounds 12] [--before DIR]
 
 Targets (issue #17): PreToolUse allow <= 60 ms and deny <= 100 ms; status <= 200 ms
 at 100k events. Judged on CPU time (on a quiet machine the wall time an agent waits
@@ -68,10 +74,14 @@ def pre_tool_use(root: Path, target: str, deny: bool) -> _bench.Contender:
     return _bench.Contender(run)
 
 
-def command(root: Path, *args: str, codes: tuple[int, ...] = (0,)) -> _bench.Contender:
+def command(root: Path, *args: str, codes: tuple[int, ...] = (0,),
+            code: Path | None = None) -> _bench.Contender:
+    """``meridian ARGS`` in a fresh process (``code``: that source tree's Meridian)."""
+    env = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
+
     def run() -> None:
         proc = subprocess.run([sys.executable, "-m", "meridian", *args], cwd=root,
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, env=env)
         if proc.returncode not in codes:
             raise SystemExit(f"meridian {' '.join(args)}: exit {proc.returncode}: "
                              f"{proc.stdout}{proc.stderr}")
@@ -114,6 +124,8 @@ def main() -> int:
     parser.add_argument("--events", default="0,100000",
                         help="history sizes in events, comma-separated")
     parser.add_argument("--rounds", type=int, default=12, help="runs per contender")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="another Meridian's source tree: its `status, passed` too")
     args = parser.parse_args()
     sizes = [int(s) for s in args.events.split(",")]
     ok = True
@@ -135,6 +147,11 @@ def main() -> int:
             passed = _bench.make_project(Path(tmp) / f"d{size}", size)
             _bench.quiet_meridian(passed, "gate", "submit", "core")
             contenders[f"status, passed @{size:,}"] = status(passed)
+            if args.before is not None:
+                other = _bench.make_project(Path(tmp) / f"o{size}", size)
+                _bench.quiet_meridian(other, "gate", "submit", "core")
+                contenders[f"status, passed (before) @{size:,}"] = command(
+                    other, "status", code=args.before.resolve())
             contenders[f"why @{size:,}"] = command(root, "why", "core")
             # docs/guide.md belongs to the locked gate docs: refused, exit 2
             contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
@@ -143,6 +160,13 @@ def main() -> int:
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1)
         _bench.table(f"fresh-process commands ({args.rounds} rounds, interleaved)", timings,
                      reference="python floor")
+        if args.before is not None:
+            for size in sizes:
+                after = timings[f"status, passed @{size:,}"]
+                before = timings[f"status, passed (before) @{size:,}"]
+                print(f"  status, passed @{size:,}: this code / before, CPU "
+                      f"{_bench.ratio_text(after, before)}, wall "
+                      f"{_bench.ratio_text(after, before, 'wall')}")
         for size in sizes:
             for name, budget in (("PreToolUse allow", 60.0), ("PreToolUse deny", 100.0)):
                 ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
