@@ -182,6 +182,13 @@ def _verdict_edited(root: Path) -> None:
     index.unlink()
 
 
+def _ghost_gate_event(root: Path) -> None:
+    """An event of a gate the graph does not have (a removed gate): it shows nowhere."""
+    _, line = event_line("gate.reopened", {"gate": "ghost", "reason": "gone"})
+    plumb_commit(root, {shard_of(json.loads(line)["ts"]): (line + "\n").encode()},
+                 "gate.reopened ghost")
+
+
 CHANGES: dict[str, tuple[Callable[[Path], None], list[str], bool]] = {
     # change -> (what it does, the states status must show, answered from the view)
     "artifact edited": (_edit_artifact, ["stale", "locked", "locked"], False),
@@ -197,6 +204,8 @@ CHANGES: dict[str, tuple[Callable[[Path], None], list[str], bool]] = {
     "forged pass with plumbing": (_forged_pass, ["passed", "passed", "open"], False),
     "forged verdict": (_forged_bad_verdict, ["passed", "forged", "locked"], True),
     "verdict edited in place": (_verdict_edited, ["passed", "open", "locked"], True),
+    "an event of a gate not in the graph": (_ghost_gate_event, ["passed", "open", "locked"],
+                                            True),
 }
 
 
