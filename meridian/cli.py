@@ -9,7 +9,6 @@ git hooks (``meridian hook pre-commit``) pay for nothing they do not use.
 from __future__ import annotations
 
 import errno
-import contextlib
 import os
 import sys
 
@@ -201,8 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
+            try:
                 reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
     try:
         args = _git_hook_args(argv)
         if args is None:

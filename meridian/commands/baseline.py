@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
                   if row["suite"] else "(run not in the index)")
         moved = row["tag_differs"]
         if isinstance(moved, str):
-            detail += ("  (its tag was " + (f"moved to {moved[:12]}" if moved else "deleted")
-                       + " outside Meridian; `meridian sync` puts it back)")
+            detail += ("  (its tag " + (f"was moved to {moved[:12]} outside Meridian" if moved
+                                          else "is missing: deleted outside Meridian, or not "
+                                          "fetched") + "; `meridian sync` puts it back)")
         print(f"{row['name']:<20}{row['run_id'] or '-':<14}{detail}")
     return 0

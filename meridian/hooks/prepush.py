@@ -250,13 +250,13 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts,
     if warnings is not None:
         for baseline in known:
             if baseline.tag_differs is not None:
-                where = (f"moved to {baseline.tag_differs[:12]}" if baseline.tag_differs
-                         else "deleted")
+                where = (f"was moved to {baseline.tag_differs[:12]} outside Meridian"
+                         if baseline.tag_differs else
+                         "is missing (deleted outside Meridian, or not fetched into this clone)")
                 warnings.append(
-                    f"tag {store.BASELINE_PREFIX}{baseline.name} was {where} outside "
-                    f"Meridian: checked against the pinned baseline (run {baseline.run_id}, "
-                    f"commit {baseline.commit[:12]}); `meridian sync` puts the tag back, "
-                    "`meridian baseline pin` records a new one")
+                    f"tag {store.BASELINE_PREFIX}{baseline.name} {where}: checked against the "
+                    f"pinned baseline (run {baseline.run_id}, commit {baseline.commit[:12]}); "
+                    "`meridian sync` puts the tag back, `meridian baseline pin` records a new one")
     refusals = []
     for check in check_baselines(ledger, known=known):
         if check.partial and warnings is not None:
