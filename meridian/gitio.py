@@ -662,17 +662,18 @@ class PackedAppend:
         self.made[oid] = RawTree(oid, data, entries=entries, ids_at=ids_at)
         return oid
 
-    def write(self) -> packfile.Written:
-        """The pack of every object made, on disk and visible; OSError leaves none."""
+    def write(self, durable: bool | None = None) -> packfile.Written:
+        """The pack of every object made, on disk and visible; OSError leaves none.
+        ``durable``: fsync it (None: as the git config asks)."""
         directory = pack_dir(self.repo)
         return packfile.write(directory, ((kind, data, oid)
                                           for oid, (kind, data) in self.objects.items()),
-                              durable=fsync_packs(self.repo))
+                              durable=fsync_packs(self.repo) if durable is None else durable)
 
 
-def write_packed(append: PackedAppend) -> packfile.Written:
+def write_packed(append: PackedAppend, durable: bool | None = None) -> packfile.Written:
     try:
-        return append.write()
+        return append.write(durable)
     except OSError as exc:
         raise MeridianError(f"cannot write to the object database: {_os_reason(exc)}") from None
 
@@ -687,18 +688,26 @@ def create_commit(
     expected: Oid | None,
     who: tuple[str, str] | None = None,
     sig: pygit2.Signature | None = None,
+    stored: Oid | None = None,
+    fsync_ref: bool | None = None,
 ) -> Oid:
     """Write a commit and move ``refname`` to it iff the ref is still at ``expected``.
 
-    libgit2 performs the compare-and-swap under the ref's lock file: when another
-    writer moved the ref first, this raises LedgerConflict and nothing is lost.
-    ``who`` is the (name, email) to commit as, when the caller read it already
-    (``identity``: a configuration lookup per commit otherwise); ``sig`` the signature
-    itself, when the caller wrote the commit object already (``commit_bytes``: libgit2
-    finds it stored and only moves the ref).
+    The compare-and-swap happens under the ref's lock file: when another writer moved
+    the ref first, this raises LedgerConflict and nothing is lost. ``who`` is the
+    (name, email) to commit as, when the caller read it already (``identity``: a
+    configuration lookup per commit otherwise); ``sig`` the signature itself, when the
+    caller wrote the commit object already (``commit_bytes``), and ``stored`` its id:
+    then only the ref moves, by ``swap_ref`` (git's own lock protocol, in process),
+    or by libgit2 where that does not apply (HEAD names the ref, a symbolic ref);
+    ``fsync_ref`` is ``fsync_settings``' answer for refs when the caller read it.
     """
     if sig is None:
         sig = pygit2.Signature(*who) if who is not None else signature(repo)
+    if expected is None and stored is not None and not parents and swap_ref(
+            repo, refname, stored, expected=None, sig=sig,
+            message=reflog_message(message, parents), durable=fsync_ref):
+        return stored
     if expected is None:
         # libgit2 creates a missing ref with force, so two writers racing to make the
         # first commit could both "win". Create the ref with an explicit zero old value.
@@ -709,6 +718,10 @@ def create_commit(
         return oid
     if not parents or parents[0] != expected:
         raise ValueError("the first parent must be the expected tip")
+    if stored is not None and swap_ref(repo, refname, stored, expected=expected, sig=sig,
+                                       message=reflog_message(message, parents),
+                                       durable=fsync_ref):
+        return stored
     try:
         # (the object is written before the ref is touched: a raced write is retried)
         return _odb_write(lambda: repo.create_commit(refname, sig, sig, message, tree,
@@ -724,6 +737,205 @@ def create_commit(
             return moved
         reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # pygit2 1.16
         raise MeridianError(f"cannot write {refname}: {reason}") from None
+
+
+_ZERO_ID = b"0" * 40
+_HEX_ID = re.compile(rb"[0-9a-f]{40}\n?")
+_os_rename = os.rename  # (a test kills the writer here)
+_ref_write = os.write  # (a test fills the disk here)
+
+
+def reflog_message(message: str, parents: Sequence[Oid]) -> str:
+    """The reflog message libgit2's ``create_commit`` writes: ``commit: <summary>``
+    (``commit (initial)``, ``commit (merge)``), the summary being the commit message's
+    first paragraph on one line."""
+    paragraph = message.lstrip().split("\n\n", 1)[0]
+    kind = " (initial)" if not parents else " (merge)" if len(parents) > 1 else ""
+    return f"commit{kind}: {' '.join(paragraph.split())}"
+
+
+def _packed_ref(common: str, refname: str) -> bytes | None:
+    """The id ``refname`` has in packed-refs (hex), or None when it is not there."""
+    try:
+        with open(os.path.join(common, "packed-refs"), "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    wanted = b" " + refname.encode() + b"\n"
+    at = data.find(wanted)
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        if at - start == 40 and data[start] not in b"#^":
+            return data[start:at]
+        at = data.find(wanted, at + 1)
+    return None
+
+
+def _reflog_wanted(repo: Repository, refname: str) -> bool:
+    """Whether git would create ``refname``'s reflog (core.logAllRefUpdates: true, the
+    default outside a bare repository, for branches; always: for every ref)."""
+    try:
+        value = repo.config["core.logAllRefUpdates"]
+    except (KeyError, pygit2.GitError):
+        value = None
+    if value is None:
+        return not repo.is_bare and refname.startswith("refs/heads/")
+    value = str(value).strip().lower()
+    if value == "always":
+        return True
+    if value in ("true", "yes", "on", "1"):
+        return refname.startswith(("refs/heads/", "refs/remotes/", "refs/notes/"))
+    return False
+
+
+def swap_ref(repo: Repository, refname: str, new: Oid, *, expected: Oid | None,
+             sig: pygit2.Signature, message: str, durable: bool | None = None) -> bool:
+    """Move the loose ref ``refname`` to ``new`` iff it names ``expected`` (None: it
+    must not exist), exactly as git's files backend does: ``<ref>.lock`` created with
+    O_CREAT|O_EXCL (another writer holding it is a conflict), the current value read
+    under the lock (the loose ref, else packed-refs), the new value written to the
+    lock, the reflog line appended in git's format (created as core.logAllRefUpdates
+    says), each fsynced only when core.fsync asks (``durable``: the caller read it
+    already), and the lock renamed over the ref.
+
+    Like git, the reflog line goes before the rename: a writer killed between the two
+    leaves a line naming a commit that never became the tip (and its lock, expired
+    by the ledger like any lock a killed writer left). Returns False, touching
+    nothing, where this does not apply (HEAD names the ref, whose reflog git and
+    libgit2 also append to; the ref is symbolic): the caller lets libgit2 move it.
+    """
+    common = str(common_dir(repo))
+    ref_path = f"{common}/{refname}"
+    lock_path = ref_path + ".lock"
+    head = _read_small(f"{repo.path}/HEAD")
+    if head is not None and head.strip() == b"ref: " + refname.encode():
+        return False
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        for attempt in range(3):
+            try:
+                fd = os.open(lock_path, flags, 0o666)
+                break
+            except FileNotFoundError:
+                # the ref's directory is missing (the first ref in it, or git removed it
+                # empty meanwhile, as it does after deleting or packing a ref): made,
+                # maybe by another writer at the same time; a file in its place fails
+                # here, FileExistsError naming the directory, not the lock
+                if attempt == 2:
+                    raise
+                os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        if isinstance(exc, NotADirectoryError) or exc.filename != lock_path:
+            raise MeridianError(f"cannot write {refname}: a file is in the way of its "
+                                "directory (another ref's name is a prefix of it)") from None
+        raise LedgerConflict(f"failed to lock {refname}: {refname}.lock exists") from None
+    except OSError as exc:
+        raise MeridianError(f"cannot write {refname}: {_os_reason(exc)}") from None
+    renamed = False
+    try:
+        current: bytes | None
+        loose = _read_small(ref_path, missing_ok=False)
+        if loose is None:
+            current = _packed_ref(common, refname)
+        else:
+            if loose.startswith(b"ref:"):
+                return False  # symbolic: libgit2 resolves and moves its target
+            if not _HEX_ID.fullmatch(loose):
+                raise MeridianError(f"cannot write {refname}: the ref file is damaged "
+                                    f"({ref_path}); run git fsck")
+            current = loose[:40]
+        old = _ZERO_ID if expected is None else str(expected).encode()
+        if (current or _ZERO_ID) != old:
+            raise LedgerConflict(f"{refname} moved: it names "
+                                 f"{(current or _ZERO_ID).decode()}, but expected {old.decode()}")
+        if durable is None:
+            durable = fsync_settings(repo)[1]
+        new_hex = str(new).encode()
+        view = memoryview(new_hex + b"\n")
+        while view:
+            view = view[_ref_write(fd, view):]
+        if durable:
+            os.fsync(fd)
+        _append_reflog(repo, common, refname, old + b" " + new_hex + b" "
+                       + _reflog_who(sig) + b"\t" + message.encode("utf-8") + b"\n",
+                       durable)
+        if not _holds(fd, lock_path):
+            # our lock was expired as stale (held past the ledger's limit): another
+            # writer may hold the ref now, and renaming its lock would install its value
+            raise LedgerConflict(f"{refname}.lock was taken over by another writer")
+        _os_rename(lock_path, ref_path)
+        renamed = True
+        return True
+    except OSError as exc:
+        raise MeridianError(f"cannot write {refname}: {_os_reason(exc)}") from None
+    finally:
+        if not renamed and _holds(fd, lock_path):
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
+        os.close(fd)
+
+
+def _read_small(path: str, *, missing_ok: bool = True) -> bytes | None:
+    """The bytes of a small file (a ref, HEAD), None when it does not exist; other errors
+    raise unless ``missing_ok`` (then None too)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        if missing_ok:
+            return None
+        raise
+    try:
+        data = os.read(fd, 4096)
+        while True:
+            more = os.read(fd, 65536)
+            if not more:
+                return data
+            data += more
+    finally:
+        os.close(fd)
+
+
+def _holds(fd: int, lock_path: str) -> bool:
+    """Whether the file at ``lock_path`` is still the lock ``fd`` created."""
+    try:
+        return os.fstat(fd).st_ino == os.stat(lock_path).st_ino
+    except OSError:
+        return False
+
+
+def _reflog_who(sig: pygit2.Signature) -> bytes:
+    offset = sig.offset
+    return sig.raw_name + b" <" + sig.raw_email + b"> " + b"%d %c%02d%02d" % (
+        sig.time, 45 if offset < 0 else 43, abs(offset) // 60, abs(offset) % 60)
+
+
+def _append_reflog(repo: Repository, common: str, refname: str, line: bytes,
+                   durable: bool) -> None:
+    """Append ``line`` to ``refname``'s reflog in one write (creating the log where git
+    would); a write cut short (a full disk) is taken back, so the log keeps whole lines."""
+    path = f"{common}/logs/{refname}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        if not _reflog_wanted(repo, refname):
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            if _ref_write(fd, line) != len(line):
+                raise OSError(28, os.strerror(28))  # ENOSPC: what a short write means
+            if durable:
+                os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
 
 
 def commit_bytes(tree: Oid, parents: Sequence[Oid], sig: pygit2.Signature,
@@ -1038,9 +1250,9 @@ def small_packs(repo: Repository, exclude: Iterable[str]) -> list[tuple[str, lis
         if name in skip or f"{name}.keep" in present or f"{name}.promisor" in present:
             continue
         try:
-            if os.stat(directory / file).st_size > 1072 + SMALL_PACK_OBJECTS * 28:
+            if os.stat(f"{directory}/{file}").st_size > 1072 + SMALL_PACK_OBJECTS * 28:
                 continue
-            when = os.stat(directory / f"{name}.pack").st_mtime
+            when = os.stat(f"{directory}/{name}.pack").st_mtime
         except OSError:
             continue
         entries = packfile.read(directory, name)
@@ -1057,28 +1269,36 @@ def merge_own_packs(repo: Repository, sources: Sequence[tuple[str, list[packfile
                           before_visible=before_visible, durable=fsync_packs(repo)).name
 
 
-_FSYNC_PACK_COMPONENTS = frozenset({"pack", "objects", "committed", "all"})
+_FSYNC_PACK_COMPONENTS = frozenset({"pack", "objects", "committed", "added", "all"})
+_FSYNC_REF_COMPONENTS = frozenset({"reference", "committed", "added", "all"})
 
 
-def fsync_packs(repo: Repository) -> bool:
-    """Whether the user's git config asks for pack files to be fsynced before a ref
-    names their objects (core.fsyncObjectFiles=true, or core.fsync naming pack,
-    objects, committed or all), as git then does for its own packs."""
+def fsync_settings(repo: Repository) -> tuple[bool, bool]:
+    """(packs, refs): whether the user's git config asks git to fsync pack files before
+    a ref names their objects (core.fsyncObjectFiles=true, or core.fsync naming pack,
+    objects, committed, added or all), and ref files and their logs before the ref
+    moves (core.fsync naming reference, committed, added or all), as git then does.
+    One read of the config for both (an append asks once)."""
+    packs = refs = False
     try:
-        if repo.config.get_bool("core.fsyncObjectFiles"):
-            return True
+        packs = bool(repo.config.get_bool("core.fsyncObjectFiles"))
     except (KeyError, ValueError, pygit2.GitError):
         pass
     value = config_value(repo, "core.fsync")
-    if not value:
-        return False
-    wanted = False
-    for part in (part.strip() for part in value.split(",")):
+    for part in (part.strip() for part in (value or "").split(",")):
         if part in _FSYNC_PACK_COMPONENTS:
-            wanted = True
+            packs = True
         elif part in ("-pack", "-objects"):
-            wanted = False
-    return wanted
+            packs = False
+        if part in _FSYNC_REF_COMPONENTS:
+            refs = True
+        elif part in ("-reference", "-committed", "-added", "-all"):
+            refs = False
+    return packs, refs
+
+
+def fsync_packs(repo: Repository) -> bool:
+    return fsync_settings(repo)[0]
 
 
 def read_pack(repo: Repository, name: str) -> list[packfile.Entry] | None:

@@ -435,11 +435,11 @@ class Ledger:
             return  # automatic repacking by pack count is off
         directory = gitio.pack_dir(self.repo)
         try:
-            names = [entry.name[:-5] for entry in os.scandir(directory)
-                     if entry.name.startswith("pack-") and entry.name.endswith(".pack")]
+            files = set(os.listdir(directory))
         except OSError:
             return
-        count = sum(1 for name in names if not (directory / f"{name}.keep").exists())
+        names = {name[:-5] for name in files if name.startswith("pack-") and name.endswith(".pack")}
+        count = sum(1 for name in names if f"{name}.keep" not in files)
         room = limit - 1 - PACK_EVERY
         doomed = []
         for name in sorted(retired, key=lambda name: retired[name]):
@@ -666,12 +666,15 @@ class Ledger:
         sig = gitio.signature_now(self.identity)
         made = gitio.Oid(raw=append.add(packfile.COMMIT,
                                         gitio.commit_bytes(tree, parents, sig, message)))
-        pack = gitio.write_packed(append)
-        # libgit2 finds the commit stored (the same bytes) and only moves the ref, with
-        # its compare-and-swap and reflog line; a commit it made differently is loose.
+        fsync_pack, fsync_ref = gitio.fsync_settings(repo)
+        pack = gitio.write_packed(append, fsync_pack)
+        # Only the ref moves (``gitio.swap_ref``: git's lock protocol, its compare-and-swap
+        # and reflog line); where libgit2 moves it instead, it finds the commit stored
+        # (the same bytes), and a commit it made differently is loose.
         try:
             oid = gitio.create_commit(repo, self.refname, tree, parents, message,
-                                      expected=tip, sig=sig)
+                                      expected=tip, sig=sig, stored=made,
+                                      fsync_ref=fsync_ref)
         except (LedgerConflict, MeridianError):
             # the branch does not name this commit (another writer moved it first, or the
             # ref could not move): nothing references the pack, which goes (a retry

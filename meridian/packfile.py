@@ -184,13 +184,51 @@ def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]], *,
           durable: bool = False) -> Written:
     """One pack of ``objects`` ((type, data, id) each, stored full) in ``directory``.
 
-    OSError (a full disk, say) leaves no pack behind: nothing of it is visible.
+    OSError (a full disk, say) leaves no pack behind: nothing of it is visible. Its
+    entries, with their data, are kept in memory for ``read`` (the next pack merges it).
     """
     builder = _Builder()
+    entries = []
     for kind, data, oid in objects:
         if oid not in builder.entries:
-            builder.full(oid, kind, data)
-    return _store(directory, builder, durable=durable)
+            head = _header(kind, len(data))
+            raw = head + zlib.compress(data, LEVEL)
+            entries.append(Entry(oid, builder.add(oid, raw), kind, raw, len(head), len(data),
+                                 data=data))
+    written = _store(directory, builder, durable=durable)
+    _remember(directory, written, entries)
+    return written
+
+
+# Entries of the packs this process wrote lately, by path: the pack every PACK_EVERY-th
+# append makes merges them, and reading them back from disk (two files each, parsed,
+# every object inflated again) was a third of its cost. A pack's name is its checksum,
+# so a pack on disk under that name with the sizes written holds these very bytes.
+_WRITTEN: dict[str, tuple[int, int, list[Entry]]] = {}
+_WRITTEN_LIMIT = 256
+
+
+def _remember(directory: Path, written: Written, entries: list[Entry]) -> None:
+    if len(_WRITTEN) >= _WRITTEN_LIMIT:
+        for key in list(_WRITTEN)[:_WRITTEN_LIMIT // 4]:  # the oldest go
+            del _WRITTEN[key]
+    _WRITTEN[f"{directory}/{written.name}"] = (written.pack_size, written.idx_size, entries)
+
+
+def _recalled(directory: Path, name: str) -> list[Entry] | None:
+    """The entries of pack ``name`` as this process wrote it, when its files on disk
+    still have the sizes written (None: read it from disk)."""
+    where = f"{directory}/{name}"
+    known = _WRITTEN.get(where)
+    if known is None:
+        return None
+    try:
+        if os.stat(where + ".pack").st_size != known[0] \
+                or os.stat(where + ".idx").st_size != known[1]:
+            return None
+    except OSError:
+        return None
+    return list(known[2])
 
 
 # --- reading --------------------------------------------------------------------------
@@ -205,12 +243,16 @@ class Entry:
     body: int  # where the compressed data starts in ``raw``
     size: int  # the size in the header (of the object, or of the delta)
     base: int | bytes | None = None  # OFS_DELTA: the base's offset; REF_DELTA: its id
+    data: bytes | None = None  # the object's data, when known (a pack this process wrote)
 
 
 def read(directory: Path, name: str) -> list[Entry] | None:
     """The entries of pack ``name`` in pack order, from its index; None when the pack or
     its index is not complete and readable as this module writes them (version 2, SHA-1,
     no large offsets) or they disagree."""
+    recalled = _recalled(directory, name)
+    if recalled is not None:
+        return recalled
     try:
         data = (directory / f"{name}.pack").read_bytes()
         index = (directory / f"{name}.idx").read_bytes()
@@ -266,6 +308,8 @@ def read(directory: Path, name: str) -> list[Entry] | None:
 
 
 def inflate(entry: Entry) -> bytes:
+    if entry.data is not None:
+        return entry.data
     return zlib.decompress(entry.raw[entry.body:])
 
 
@@ -469,6 +513,8 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
 def remove(directory: Path, names: Iterable[str]) -> None:
     """Delete packs (index first: no reader finds an index without its pack)."""
     for name in names:
+        where = f"{directory}/{name}"
+        _WRITTEN.pop(where, None)
         for suffix in (".idx", ".rev", ".bitmap", ".pack"):
             with contextlib.suppress(FileNotFoundError):
-                (directory / f"{name}{suffix}").unlink()
+                os.unlink(where + suffix)

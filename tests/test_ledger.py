@@ -158,11 +158,38 @@ def test_a_real_ref_error_is_not_retried_as_a_conflict(
         return subprocess.CompletedProcess(["git", *args], 128, "", message + "\n")
 
     monkeypatch.setattr(gitio, "git", failing_git)
+    ledger = Ledger.open(repo)
+    with pytest.raises(MeridianError, match="cannot update refs/heads/meridian/state: "):
+        gitio.set_ref(ledger.repo, ledger.refname, gitio.Oid(hex="1" * 40), expected=None)
+
+
+@pytest.mark.parametrize("code", [13, 28, 30])  # EACCES, ENOSPC, EROFS
+def test_a_lock_that_cannot_be_created_is_an_error_not_retried(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """The ref's lock cannot be created for a reason other than another writer holding
+    it: one clear error at once, first commit or later, nothing moved."""
+    from meridian import gitio
+    from meridian.errors import MeridianError
+
+    Ledger.open(repo).emit("test.append", {"n": 0})
+    tip = Ledger.open(repo).tip()
+    real_open = os.open
+
+    def refusing_open(path, flags, *args):  # type: ignore[no-untyped-def]
+        if str(path).endswith("state.lock"):
+            raise OSError(code, os.strerror(code), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(gitio.os, "open", refusing_open)
     monkeypatch.setattr(ledger_module, "RETRY_DEADLINE_SECONDS", 30.0)
     started = time.monotonic()
-    with pytest.raises(MeridianError, match="cannot update refs/heads/meridian/state: "):
-        Ledger.open(repo).emit("test.append", {"n": 0})
+    with pytest.raises(MeridianError, match=f"cannot write refs/heads/meridian/state: "
+                                            f"{os.strerror(code)}"):
+        Ledger.open(repo).emit("test.append", {"n": 1})
     assert time.monotonic() - started < 10, "a real error must not be retried until the deadline"
+    monkeypatch.undo()
+    assert Ledger.open(repo).tip() == tip
+    assert not (repo / ".git" / "refs" / "heads" / "meridian" / "state.lock").exists()
 
 
 @pytest.mark.parametrize(("branch", "message"), [
@@ -182,7 +209,8 @@ def test_a_branch_in_the_way_is_an_error_not_a_hang(repo_with_commit: Path) -> N
     from meridian.errors import MeridianError
 
     git(repo_with_commit, "branch", "meridian")
-    with pytest.raises(MeridianError, match="cannot update refs/heads/meridian/state"):
+    with pytest.raises(MeridianError, match="cannot write refs/heads/meridian/state: a file is "
+                                            "in the way"):
         Ledger.open(repo_with_commit).emit("test.append", {"n": 0})
 
 
@@ -351,6 +379,8 @@ def test_an_error_after_the_ref_moved_is_acknowledged_as_stored(
     on the branch, so the write is stored, once, and says so."""
     import pygit2
 
+    from meridian import gitio
+
     ledger = Ledger.open(repo)
     ledger.emit("test.append", {"n": 0})
     real = pygit2.Repository.create_commit
@@ -363,6 +393,8 @@ def test_an_error_after_the_ref_moved_is_acknowledged_as_stored(
         return oid
 
     monkeypatch.setattr(pygit2.Repository, "create_commit", moved_then_failed)
+    # where libgit2 moves the ref (HEAD names it, a symbolic ref: gitio.swap_ref declines)
+    monkeypatch.setattr(gitio, "swap_ref", lambda *args, **kwargs: False)
     record = Ledger.open(repo).emit("test.append", {"n": 1})
     monkeypatch.undo()
     stored = list(Ledger.open(repo).records())
@@ -377,6 +409,8 @@ def test_an_error_when_another_writer_moved_the_ref_is_not_taken_for_ours(
     """The ref moved, but not to this write's commit: the failure stays a failure."""
     import pygit2
 
+    from meridian import gitio
+
     ledger = Ledger.open(repo)
     ledger.emit("test.append", {"n": 0})
     real = pygit2.Repository.create_commit
@@ -389,6 +423,8 @@ def test_an_error_when_another_writer_moved_the_ref_is_not_taken_for_ours(
         return real(self, refname, *args)
 
     monkeypatch.setattr(pygit2.Repository, "create_commit", raced_then_failed)
+    # where libgit2 moves the ref (HEAD names it, a symbolic ref: gitio.swap_ref declines)
+    monkeypatch.setattr(gitio, "swap_ref", lambda *args, **kwargs: False)
     with pytest.raises(ledger_module.MeridianError, match="Input/output error"):
         Ledger.open(repo).emit("test.append", {"n": 1})
     assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, "other"]

@@ -85,6 +85,8 @@ def test_a_loose_commit_object_lost_on_a_full_disk_is_never_acknowledged(
 
     with monkeypatch.context() as patched:
         patched.setattr(gitio, "create_commit", lossy)
+        # where libgit2 moves the ref (HEAD names it, a symbolic ref: swap_ref declines)
+        patched.setattr(gitio, "swap_ref", lambda *args, **kwargs: False)
         result = cli("memory", "add", "episodic", "--json", NOTE)
     assert result.code == 2, result
     assert result.err.count("\n") == 1 and "was not stored" in result.err
