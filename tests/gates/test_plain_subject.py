@@ -115,6 +115,14 @@ def test_the_copied_constants_are_their_sources() -> None:
     from meridian.idindex import line_id
 
     assert status_passes.CONFIG_FILE == CONFIG_PATH.as_posix()
+    from meridian.records import parse_ts
+
+    for ts in ("2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00+02:00", "2026-01-01"):
+        assert parse_ts(ts) == __import__("datetime").datetime.fromisoformat(ts)
+    import inspect
+
+    assert "parse_ts(ts: str) -> datetime:\n    return datetime.fromisoformat(ts)" in \
+        inspect.getsource(parse_ts)
     assert status_passes.SKEW_SECONDS == evidence.SKEW_SECONDS
     assert status_passes.SNAPSHOT_VERSION == snapshot.SNAPSHOT_VERSION
     assert status_passes.FOLD_DEFAULTS == dataclasses.asdict(GateFold())
