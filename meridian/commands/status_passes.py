@@ -93,10 +93,11 @@ def snapshot_path(common: Path, branch: str) -> Path:
     return common / "meridian" / f"gate-snapshot-{branch.replace('/', '__')}.json"
 
 
-def _snapshot(common: Path, branch: str, tip: str) -> dict[str, Any]:
+def _snapshot(common: Path, branch: str, tips: tuple[str, str | None]) -> dict[str, Any]:
     try:
         cached = json.loads(snapshot_path(common, branch).read_bytes())
-        if cached.get("version") != SNAPSHOT_VERSION or cached["tip"] != tip:
+        if cached.get("version") != SNAPSHOT_VERSION or cached["tip"] is None \
+                or cached["tip"] not in tips:
             raise _No("the snapshot is not of this tip")
         if (cached.get("checksum"), cached.get("aux_checksum")) != _snapshot_checksums(cached):
             raise _No("the snapshot's checksums do not match")
@@ -113,8 +114,11 @@ def _fold(snapshot: dict[str, Any], gate: str) -> dict[str, Any]:
     return snapshot["folds"].get(gate) or dict(FOLD_DEFAULTS)
 
 
-def _check_folds(document: dict[str, Any], snapshot: dict[str, Any]) -> list[str]:
-    """The gates shown passed, once every gate shown carries its snapshot fold's fields."""
+def _check_folds(document: dict[str, Any], snapshot: dict[str, Any],
+                 counted: bool = False) -> list[str]:
+    """The gates shown passed, once every gate shown carries its snapshot fold's fields
+    (``counted``: but the block counts and times, which a catch-up moved on)."""
+    compared = [k for k in SHOWN_FROM_FOLD if not counted or k not in ("blocks", "updated_at")]
     gates = {g["gate"]: g for g in document["gates"]}
     # Folds of gates the graph no longer has (or never had) show nowhere: not compared.
     if len(gates) != len(document["gates"]):
@@ -122,7 +126,7 @@ def _check_folds(document: dict[str, Any], snapshot: dict[str, Any]) -> list[str
     passed = []
     for name, shown in gates.items():
         fold = _fold(snapshot, name)
-        if any(shown.get(key) != fold[key] for key in SHOWN_FROM_FOLD):
+        if any(shown.get(key) != fold[key] for key in compared):
             raise _No(f"{name}: the view is not the snapshot's fold")
         if shown["state"] == "passed":
             if fold["phase"] != "passed" or fold["approved_verdict"] is not None \
@@ -414,11 +418,14 @@ def definition_files(root: Path, paths: list[str]) -> dict[str, Any]:
     return {"meridian": __version__, "files": {p: _digest(root / p) for p in sorted(set(paths))}}
 
 
-def recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any]) -> bool:
+def recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
+            since: str | None = None) -> bool:
     """Whether every pass ``body``'s document shows holds now, as the full path would
-    decide it (see the module's docstring); False: derive in full."""
+    decide it (see the module's docstring); False: derive in full. ``since``: the tip
+    ``body`` was caught up from (``status_catchup``: the commits after it append no
+    state event, only counts), which the snapshot must be at."""
     try:
-        _recheck(root, gitdir, common, body)
+        _recheck(root, gitdir, common, body, since)
     except _No:
         return False
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OSError):
@@ -426,12 +433,15 @@ def recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any]) -> boo
     return True
 
 
-def _recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any]) -> None:
+def _recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
+             since: str | None) -> None:
     key, facts, document = body["key"], body["facts"], body["document"]
     if any(os.path.lexists(common / name) for name in ("shallow", "info/grafts")):
         raise _No("grafts")
-    snapshot = _snapshot(common, facts["branch"], key["tip"])
-    passed = _check_folds(document, snapshot)
+    snapshot = _snapshot(common, facts["branch"], (key["tip"], since))
+    # At the tip now: every field compared; at the tip the view was caught up from (a
+    # full derivation has not moved it since): but the counts the catch-up moved on.
+    passed = _check_folds(document, snapshot, counted=snapshot["tip"] != key["tip"])
     if not passed:
         raise _No("no pass to check")
     claims = _claims(snapshot, passed)

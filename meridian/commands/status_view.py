@@ -32,7 +32,8 @@ snapshot's fold, the pass's commit, event, verdict and evidence on the branch (g
 itself, no pygit2), the definition files and the work tree each time, and the full
 path writes no view when a gate is stale, awaiting approval or approved, or when a
 pass cannot be checked that way (a view that shows one, hand-made, is refused: the
-status is derived again). A view with a pass is never caught up over new commits.
+status is derived again). A view with a pass caught up over new commits (below) is
+checked against the snapshot of its own tip and not rewritten.
 The printed lines are never free text either:
 a view is used only when its lines are what the full path prints for its document
 (``text_matches``: the table, summary, remote note and harness changes rendered again,
@@ -153,8 +154,16 @@ def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
         key = view_key(root, gitdir, common, body["facts"])
         passes = shows_a_pass(body["document"])
         if key != body["key"]:
-            # A view with passes is never caught up: its passes are checked at its own key
-            return None if passes else _caught_up(root, gitdir, common, body, key)
+            if not passes:
+                return _caught_up(root, gitdir, common, body, key)
+            # Its passes checked against the snapshot of the view's own tip, the commits
+            # since shown to append nothing but counts; not rewritten (the snapshot it is
+            # checked against stays at that tip until a full derivation moves both).
+            fresh = _caught_up(root, gitdir, common, body, key, keep=False)
+            if fresh is None or not _passes_hold(root, gitdir, common, fresh,
+                                                 since=body["key"]["tip"]):
+                return None
+            return fresh
         if passes and not _passes_hold(root, gitdir, common, body):
             return None
     except Exception:  # noqa: BLE001 - absent, not a regular file, torn, malformed: derive
@@ -162,11 +171,13 @@ def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
     return body
 
 
-def _passes_hold(root: Path, gitdir: Path, common: Path, body: dict[str, Any]) -> bool:
-    """Every pass the view shows checked again, now (``status_passes``)."""
+def _passes_hold(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
+                 since: str | None = None) -> bool:
+    """Every pass the view shows checked again, now (``status_passes``); ``since``: the
+    tip the view was caught up from (the snapshot's)."""
     from meridian.commands.status_passes import recheck
 
-    return recheck(root, gitdir, common, body)
+    return recheck(root, gitdir, common, body, since)
 
 
 def _shows_only_what_it_may(body: dict[str, Any]) -> bool:
@@ -192,7 +203,7 @@ def plain_passes(document: dict[str, Any]) -> bool:
 
 
 def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
-               key: dict[str, Any]) -> dict[str, Any] | None:
+               key: dict[str, Any], keep: bool = True) -> dict[str, Any] | None:
     """The view brought to ``key`` when only the state and remote tips moved and the
     commits since change nothing it shows but counts (``status_catchup``); kept for the
     next run when the key is still the same afterwards."""
@@ -211,7 +222,7 @@ def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
     fresh = {**body, "key": key, "document": document, "text": text}
     if not _shows_only_what_it_may(fresh):
         return None
-    if view_key(root, gitdir, common, body["facts"]) == key:
+    if keep and view_key(root, gitdir, common, body["facts"]) == key:
         _write(common, root, fresh)
     return fresh
 
