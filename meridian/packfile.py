@@ -33,6 +33,12 @@ _IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
 _MAX_OFFSET = 0x7FFFFFFF  # index offsets past this need the large-offset table: not written
 DELTA_MAX_BYTES = 1 << 20  # objects larger than this are stored full (documents)
 LEVEL = 1  # zlib level of the objects written (git's core.looseCompression default)
+# An append's own pack stores its blobs and trees uncompressed (zlib level 0, still
+# zlib): it lives until the next pack merges it (PACK_EVERY appends), which compresses
+# each family's base once, where compressing every version of a 16 KiB shard at level 1
+# cost more than the rest of the pack's writing. Commits (small) and objects past
+# DELTA_MAX_BYTES (documents, copied as they are by a merge) are compressed.
+SMALL_PACK_LEVEL = 0
 
 
 def object_id(kind: int, data: bytes) -> bytes:
@@ -192,7 +198,8 @@ def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]], *,
     for kind, data, oid in objects:
         if oid not in builder.entries:
             head = _header(kind, len(data))
-            raw = head + zlib.compress(data, LEVEL)
+            small = kind != COMMIT and len(data) <= DELTA_MAX_BYTES  # merged, recompressed
+            raw = head + zlib.compress(data, SMALL_PACK_LEVEL if small else LEVEL)
             entries.append(Entry(oid, builder.add(oid, raw), kind, raw, len(head), len(data),
                                  data=data))
     written = _store(directory, builder, durable=durable)
@@ -482,7 +489,8 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
         if base.oid in builder.entries:
             base_at = builder.entries[base.oid][0]
         else:
-            base_at = builder.add(base.oid, base.raw)  # stored full as it was
+            # stored full, compressed at LEVEL (a small pack's copy may be level 0)
+            base_at = builder.full(base.oid, base.kind, base_data)
         for member, data in members[1:]:
             oid = member.oid
             if oid in builder.entries:
@@ -493,7 +501,7 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
                 builder.add(oid, _header(OFS_DELTA, len(made)) + _ofs(at - base_at)
                             + zlib.compress(made, LEVEL))
             else:
-                builder.add(oid, member.raw)
+                builder.full(oid, member.kind, data)
     # entries copied: bases (full or REF_DELTA) first, then OFS deltas against them
     for entry, base_oid in copied:
         if base_oid is None and entry.oid not in builder.entries:

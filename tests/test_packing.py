@@ -322,3 +322,44 @@ def test_packs_meridian_keeps_never_set_off_git_gc_auto(repo: Path) -> None:
     assert set(_packs(repo)) == before  # git saw no reason to repack
     assert [r.data["n"] for r in ledger.records()] == list(range(700))
     _assert_intact(repo)
+
+
+def test_what_a_merge_keeps_is_compressed_though_an_appends_pack_is_not(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An append's pack stores its shard and trees at zlib level 0 (merged soon); the
+    merged pack holds every full object compressed, and a document past the delta limit
+    (copied by merges as it is) is compressed in the append's pack already."""
+    import json
+    import zlib
+
+    from meridian import packfile
+    from meridian.ledger import Write
+
+    monkeypatch.setattr(ledger_module, "PACK_EVERY", 8)
+    monkeypatch.setattr(ledger_module, "RETIRE_SECONDS", 0.0)
+    ledger = Ledger.open(repo)
+    directory = repo / ".git" / "objects" / "pack"
+    for n in range(7):
+        ledger.emit("test.append", {"n": n, "text": "compressible " * 20})
+    small = [p.stem for p in directory.glob("pack-*.pack")]
+    packfile._WRITTEN.clear()  # read from disk
+    stored = [(e, packfile.inflate(e)) for name in small
+              for e in packfile.read(directory, name) or []]
+    shards = [(e, data) for e, data in stored if e.kind == packfile.BLOB]
+    assert shards and all(len(e.raw) - e.body >= len(data) for e, data in shards)  # level 0
+    document = json.dumps({"big": ["x" * 100] * 20_000}).encode()  # > DELTA_MAX_BYTES
+    ledger.commit(Write(summary="doc", records=[("events", ledger.record("test.doc", {"n": 7}))],
+                        blobs={"docs/big.json": document}))
+    packfile._WRITTEN.clear()
+    new = {p.stem: packfile.read(directory, p.stem) or []
+           for p in directory.glob("pack-*.pack") if p.stem not in small}
+    entries = max(new.values(), key=len)  # the 8th append merged all 8 (theirs are retired)
+    assert len(entries) > 8 * 3
+    for entry in entries:
+        if entry.kind in packfile.TYPE_NAMES:
+            data = zlib.decompress(entry.raw[entry.body:])
+            if len(data) > 200:
+                assert len(entry.raw) - entry.body < len(data) * 0.8, (entry.kind, len(data))
+    sizes = {len(packfile.inflate(e)): len(e.raw) for e in entries if e.kind == packfile.BLOB}
+    assert sizes[len(document)] < len(document) // 10
+    _assert_intact(repo)
