@@ -741,7 +741,7 @@ def create_commit(
 
 _ZERO_ID = b"0" * 40
 _HEX_ID = re.compile(rb"[0-9a-f]{40}\n?")
-_os_rename = os.rename  # (a test kills the writer here)
+_os_rename = os.replace  # (a test kills the writer here; replace: over the ref on Windows too)
 _ref_write = os.write  # (a test fills the disk here)
 
 
