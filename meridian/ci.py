@@ -76,6 +76,9 @@ class CiReport:
     gates: list[GateCheck] = field(default_factory=list)
     harness: list[str] = field(default_factory=list)
     harness_weakening: bool = False
+    # Inline ``meridian: allow KIND -- reason`` markers the range added (each silences a
+    # finding of the scan: a harness change made in the code itself).
+    suppressions: list[dict[str, Any]] = field(default_factory=list)
     # Earlier passes (judged what the base held) not re-checked, each with the reason.
     not_rechecked: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -96,6 +99,7 @@ class CiReport:
                            "details": g.lines} for g in self.gates],
                 "not_rechecked": self.not_rechecked,
                 "harness_changes": self.harness, "harness_weakening": self.harness_weakening,
+                "suppressions_added": self.suppressions,
                 "problems": self.problems, "notes": self.notes}
 
     def markdown(self) -> str:
@@ -145,6 +149,17 @@ class CiReport:
                            "`.meridian/` makes that review required).")
         else:
             out.append("- none")
+        out.append("")
+        out.append("### Inline suppressions added in the range")
+        if self.suppressions:
+            for added in self.suppressions:
+                reason = added["reason"] or "(no reason given)"
+                weak = "" if added["substantive"] else "; its reason says nothing checkable"
+                out.append(f"- `{added['file']}:{added['line']}` allows "
+                           f"`{', '.join(added['kinds'])}` -- {reason[:200]} "
+                           f"**(a finding silenced in the range{weak}: review it)**")
+        else:
+            out.append("- none")
         for note in self.notes:
             out += ["", f"_{note}_"]
         return "\n".join(out) + "\n"
@@ -175,8 +190,9 @@ def _harness_changes(repo: gitio.Repository, root: Path, base: str | None,
 
     paths = harness.harness_paths(root)
     spec = f"{base}..{head}" if base else head
-    listed = gitio.git(["rev-list", "--reverse", f"--max-count={harness.CATCH_UP_LIMIT}",
-                        spec, "--", *paths], root, check=False)
+    # Every commit of the range, no cap: a weakening must not hide behind a few hundred
+    # cosmetic commits (the local catch-up is capped; this listing is the authority).
+    listed = gitio.git(["rev-list", "--reverse", spec, "--", *paths], root, check=False)
     if listed.returncode != 0:
         report.notes.append(f"harness changes not listed: git rev-list {spec} failed")
         return
@@ -194,6 +210,58 @@ def _harness_changes(repo: gitio.Repository, root: Path, base: str | None,
             report.harness.append(f"`{commit[:10]}` {info.summary}: "
                                   + "; ".join(described.changes) + mark)
             report.harness_weakening = report.harness_weakening or described.weakening
+
+
+def _suppressions_in_range(root: Path, base: str | None, head: str, report: CiReport) -> None:
+    """Every inline ``meridian: allow KIND -- reason`` marker on a line the range added
+    (no base: every marker the checked-out commit holds), with its file, line, kinds and
+    reason: each one silences a scan finding, so the reviewer sees it like a harness
+    change."""
+    from meridian.evaluators.changes import ALLOW, substantive
+
+    if base:
+        proc = gitio.git(["-c", "core.quotePath=false", "diff", "-U0", "--no-color",
+                          "--no-ext-diff", "--no-renames", "--diff-filter=AMCRT", base, head],
+                         root, check=False)
+    else:
+        proc = gitio.git(["-c", "core.quotePath=false", "grep", "-n", "-I", "--no-color",
+                          "-E", r"meridian:[[:space:]]*allow", head], root, check=False)
+    if proc.returncode not in (0, 1):
+        report.notes.append("inline suppressions not listed: git "
+                            f"{'diff' if base else 'grep'} failed")
+        return
+    path, number = None, 0
+    for raw in proc.stdout.splitlines():
+        if base:
+            if raw.startswith("+++ "):
+                path = (raw[4:].rstrip("\t").removeprefix("b/") if raw[4:] != "/dev/null"
+                        else None)
+                continue
+            if raw.startswith("@@"):
+                number = int(raw.split("+", 1)[1].split(" ", 1)[0].split(",", 1)[0])
+                continue
+            if not raw.startswith("+") or path is None:
+                continue
+            line, text = number, raw[1:]
+            number += 1
+            where = path
+        else:
+            # HEAD:path:line:text
+            try:
+                _, where, at, text = raw.split(":", 3)
+                line = int(at)
+            except ValueError:
+                continue
+        if "meridian:" not in text:
+            continue
+        match = ALLOW.search(text)
+        if match is None:
+            continue
+        reason = (match.group("reason") or "").strip()
+        report.suppressions.append({
+            "file": where, "line": line,
+            "kinds": sorted(k.strip() for k in match.group("kinds").split(",")),
+            "reason": reason, "substantive": substantive(reason)})
 
 
 @dataclass
@@ -342,19 +410,37 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
     project = _open_project(path)
     if project is None:
         return _run_without_graph(path, base=base, remote=remote, fetch=fetch)
-    ledger = project.ledger
-    report = CiReport(branch=ledger.branch)
+    resolved = _resolve_base(project.root, base)
+    report = CiReport(branch=project.ledger.branch, base=resolved)
+    ledger = _state_ledger(project, resolved, report)
     if fetch:
         _fetch(ledger, remote or project.config.remote, report)
+        where = remote or project.config.remote
+        others = (_other_state_branches(project, resolved, ledger.branch)
+                  if gitio.has_remote(project.repo, where) else [])
+        for other in others:
+            try:
+                gitio.fetch_branch(project.repo, where, other)
+            except MeridianError:
+                pass
     head = gitio.head_commit(project.repo)
     report.head = head
-    report.base = _resolve_base(project.root, base)
     if head is not None:
         _harness_changes(project.repo, project.root, report.base, head, report)
+        _suppressions_in_range(project.root, report.base, head, report)
         _token_envs_in_range(project, report.base, head, report)
     if not ledger.exists():
-        report.notes.append(f"no state branch {ledger.branch}: no gate has passed, nothing to "
-                            "re-check")
+        held = [b for b in _other_state_branches(project, resolved, ledger.branch)
+                if _branch_held(project.repo, b, remote or project.config.remote)]
+        if held:
+            report.problems.append(
+                f"{CONFIG_FILE}: the state branch it names, {ledger.branch}, does not exist, "
+                f"but {', '.join(held)}, named by the config earlier in the history, does: "
+                "a renamed state branch is not \"no gate has passed\"; point `branch:` back "
+                "(or move the state branch with its history) and push it")
+        else:
+            report.notes.append(f"no state branch {ledger.branch}: no gate has passed, "
+                                "nothing to re-check")
         return report
     report.tip = str(ledger.tip())
     checked = verify(ledger, full=True)
@@ -391,6 +477,65 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
                           project.root, check=False)
         shutil.rmtree(worktree, ignore_errors=True)
     return report
+
+
+CONFIG_FILE = ".meridian/config.yaml"
+
+
+def _branch_at(repo: gitio.Repository, commit: str) -> str | None:
+    """The state branch the config at ``commit`` names (the default when the file or the
+    key is absent); None when the file does not parse."""
+    from meridian.config import DEFAULT_BRANCH
+
+    try:
+        blob = gitio.blob_data(gitio.tree_entry(
+            repo, gitio.commit_tree(repo, gitio.Oid(hex=commit)), CONFIG_FILE))
+        data = None if blob is None else yamlio.parse(blob.decode("utf-8", "replace"),
+                                                      CONFIG_FILE).data
+    except (MeridianError, ValueError, OSError, KeyError):
+        return None
+    branch = data.get("branch") if isinstance(data, dict) else None
+    return branch if isinstance(branch, str) and branch else DEFAULT_BRANCH
+
+
+def _state_ledger(project: Any, base: str | None, report: CiReport) -> Any:
+    """The state branch CI re-derives: with a base, the base's (what the reviewer
+    trusted); a range that changes ``branch:`` fails, named, and is checked against the
+    base's branch all the same: one line of pushed config must not point CI at an empty
+    branch and make it check nothing."""
+    from meridian.ledger import Ledger
+
+    if base is None:
+        return project.ledger
+    trusted = _branch_at(project.repo, base)
+    if trusted is None or trusted == project.ledger.branch:
+        return project.ledger
+    report.problems.append(
+        f"{CONFIG_FILE}: branch: changed in the range ({trusted} -> {project.ledger.branch}); "
+        f"the gates were re-derived from the base's state branch {trusted}: a range cannot "
+        "move the state branch CI checks it against (a deliberate move is merged by a "
+        "human overriding this check)")
+    project.ledger = Ledger(project.repo, trusted)
+    report.branch = trusted
+    return project.ledger
+
+
+def _other_state_branches(project: Any, base: str | None, branch: str) -> list[str]:
+    """The state branches other than ``branch`` that the config named in the range (no
+    base: the whole history of the config file), oldest first."""
+    spec = f"{base}..HEAD" if base else "HEAD"
+    proc = gitio.git(["rev-list", "--reverse", spec, "--", CONFIG_FILE], project.root,
+                     check=False)
+    commits = proc.stdout.split() if proc.returncode == 0 else []
+    if base:
+        commits.insert(0, base)
+    named = [_branch_at(project.repo, c) for c in commits]
+    return list(dict.fromkeys(b for b in named if b and b != branch))
+
+
+def _branch_held(repo: gitio.Repository, branch: str, remote: str) -> bool:
+    return any(gitio.ref_target(repo, ref) is not None
+               for ref in (f"refs/heads/{branch}", f"refs/remotes/{remote}/{branch}"))
 
 
 def _base_needs(check: GateCheck, project: Any, status: Any, statuses: dict[str, Any],
@@ -528,6 +673,7 @@ def _run_without_graph(path: str, *, base: str | None, remote: str | None,
     report.base = _resolve_base(root, base)
     if head is not None:
         _harness_changes(repo, root, report.base, head, report)
+        _suppressions_in_range(root, report.base, head, report)
     shown = gates_path(root, config).relative_to(root).as_posix()
     if not ledger.exists():
         report.notes.append(f"no gate graph ({shown}) and no state branch {ledger.branch}: "

@@ -329,13 +329,15 @@ def _recorded_pairs(ledger: Any) -> set[tuple[tuple[str, str | None, str | None]
 
 def _event(ledger: Any, files: list[tuple[str, str | None, str | None]],
            texts: dict[str, tuple[bytes | None, bytes | None]], *, commit: str | None,
-           source: str) -> dict[str, Any]:
+           source: str, note: str | None = None) -> dict[str, Any]:
     description = Description()
     for path, _, _ in files:
         before, after = texts[path]
         part = describe(path, before, after)
         description.changes += part.changes
         description.weakening = description.weakening or part.weakening
+    if note is not None:
+        description.changes.append(note)
     data = {"files": [{"path": p, "before": b, "after": a} for p, b, a in files],
             "changes": description.changes, "weakening": description.weakening,
             "commit": commit, "source": source,
@@ -388,11 +390,19 @@ def catch_up(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...]) -> lis
             return []  # a cache of "nothing new": HEAD and the branch are as last checked
     except OSError:
         pass
-    listed = gitio.git(["rev-list", f"--max-count={CATCH_UP_LIMIT}", head, "--", *paths],
+    listed = gitio.git(["rev-list", f"--max-count={CATCH_UP_LIMIT + 1}", head, "--", *paths],
                        gitio.workdir(repo) or repo.path, check=False).stdout
     commits = [c for c in listed.split() if c][::-1]
+    # More harness commits than the catch-up looks at: said, with the way to the rest,
+    # in the first change it records (the one next to the cut) and on stderr.
+    cut = cut_note(paths) if len(commits) > CATCH_UP_LIMIT else None
+    commits = commits[-CATCH_UP_LIMIT:]
+    if cut is not None:
+        import sys
+
+        print(f"meridian: warning: {cut}", file=sys.stderr)
     recorded = _recorded_pairs(ledger) if commits else set()
-    written = []
+    written: list[dict[str, Any]] = []
     for commit in commits:
         info = gitio.commit_info(repo, gitio.Oid(hex=commit))
         tree = gitio.commit_tree(repo, info.oid)
@@ -406,13 +416,21 @@ def catch_up(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...]) -> lis
                 texts[path] = (before, after)
         if not files or tuple(sorted(files)) in recorded:
             continue
-        written.append(_event(ledger, files, texts, commit=commit, source="catch-up"))
+        written.append(_event(ledger, files, texts, commit=commit, source="catch-up",
+                              note=None if written else cut))
         recorded.add(tuple(sorted(files)))
     try:
         marker.write_text(f"{head} {ledger.tip()}\n")
     except OSError:
         pass
     return written
+
+
+def cut_note(paths: tuple[str, ...]) -> str:
+    """What the capped catch-up says when HEAD has more harness commits than it reads."""
+    return (f"catch-up cut: only the newest {CATCH_UP_LIMIT} harness commits of HEAD were "
+            "read, older ones are not recorded; `meridian ci --base REV` lists every one of "
+            f"a range, `git log -p -- {' '.join(paths)}` all of them")
 
 
 def recent(ledger: Any, limit: int = 3) -> list[Any]:
