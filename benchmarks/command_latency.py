@@ -21,6 +21,9 @@ time:
                     evaluator): answered from the view, its pass checked again
                     (``commands/status_passes.py``: the branch read with git, the
                     verdict by the plain rule, the artifacts hashed without pygit2)
+- status, passed, new event
+                    the same right after one more session event: the view is caught
+                    up and its pass checked against the snapshot of its own tip
 - ... (before)      with ``--before DIR`` (another Meridian's source tree, e.g.
                     ``git archive main | tar -x -C DIR``): the same status, passed
                     run with that code (``PYTHONPATH=DIR``) in a project of its own
@@ -147,6 +150,9 @@ def main() -> int:
             passed = _bench.make_project(Path(tmp) / f"d{size}", size)
             _bench.quiet_meridian(passed, "gate", "submit", "core")
             contenders[f"status, passed @{size:,}"] = status(passed)
+            moved = _bench.make_project(Path(tmp) / f"m{size}", size)
+            _bench.quiet_meridian(moved, "gate", "submit", "core")
+            contenders[f"status, passed, new event @{size:,}"] = status_after_event(moved)
             if args.before is not None:
                 other = _bench.make_project(Path(tmp) / f"o{size}", size)
                 _bench.quiet_meridian(other, "gate", "submit", "core")
@@ -172,7 +178,8 @@ def main() -> int:
                 ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
         largest = max(sizes)
         ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
-        for name in ("status, new event", "status, new block", "status, passed"):
+        for name in ("status, new event", "status, new block", "status, passed",
+                     "status, passed, new event"):
             ok &= _judge(f"{name} @{largest:,}", timings[f"{name} @{largest:,}"], 200.0)
     return 0 if ok else 1
 
