@@ -14,7 +14,8 @@ derivation would give exactly that document:
 - under ``events/`` each only appends lines to shards (``events/YYYY-MM/N.jsonl`` or
   ``events/YYYY-MM/gN/N.jsonl``, mode 100644) that ended with a newline: no edit in
   place, no deletion, nothing else under ``events/`` (other streams: memory, runs,
-  verdicts are not read by a status without passes);
+  verdicts are not read for the view: a pass it shows is checked on the commit that
+  added it, ``status_passes``);
 - every appended line has the shape every reader requires (``Ledger._quick_record``:
   a JSON object with the five record fields, ``data`` an object, ``kind`` a string; a
   corrupt line is the full path's error to report);
@@ -24,7 +25,8 @@ derivation would give exactly that document:
 
 The remote-tracking counts are counted again (``git rev-list --left-right --count``)
 when a remote branch is known. Anything not shown to hold is left to the full path,
-which rewrites the view. A view holds no pass, so nothing here can make one appear;
+which rewrites the view. Nothing here can make a pass appear (no state event is
+caught up over; a view showing one is checked again by ``status_passes``);
 the caught-up document is checked again by ``status_view.text_matches``.
 """
 
@@ -94,7 +96,7 @@ def _chain(common: Path, old: str, new: str) -> list[tuple[str, list[tuple[str, 
             if not tab or len(fields) != 5 or not fields[0].startswith(":"):
                 raise _NotCaughtUp("an unexpected diff line")
             if not path.startswith("events/") and not path.startswith('"'):
-                continue  # another stream: not read by a status without passes
+                continue  # another stream: not what the view shows
             old_mode, new_mode, before, after, what = fields[0][1:], *fields[1:]
             if not (SHARD.fullmatch(path) and new_mode == "100644" and what in ("A", "M")
                     and old_mode in ("100644", "000000") and HEX.fullmatch(after)
