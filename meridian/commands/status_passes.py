@@ -1,33 +1,43 @@
-"""The passes a status view shows, checked again on every run without pygit2 or pydantic.
+"""The passes a status view shows, checked again on every run without pygit2 or the verdict models.
 
 A status view (``status_view``) is a cache an agent can rewrite, so a view that shows a
 gate passed is used only once everything the full path would check about that pass
 holds now, read from the branch, the work tree and the files (never from the view):
 
 1. **The fold is the snapshot's.** The gate snapshot (``gates/snapshot.py``, the file
-   the full path folds from) is read and its checksums checked; its tip must be the
+   the full path folds from) is read and checked as its reader does (``_read_cache``:
+   UTF-8, the same checksums and field checks); its tip must be the
    state tip now, and every gate the view shows must carry the snapshot fold's fields
    (verdict, figures, subject, spec hash, identity, counts, times). A gate shown passed
    must be ``passed`` there with no approval involved, its needs shown passed with none
    taken back after it passed (``state._taken_back_need``), and every gate of the graph
-   with a counted pass (``floors``) must be one of them. So a view rolled back to an earlier
+   with a counted pass (``floors``) must be one of them; a pass or an approval the fold
+   counts for a gate outside the graph is derived in full (``vouch`` checks those too).
+   So a view rolled back to an earlier
    pass is refused unless the snapshot is rolled back too, when the full path shows
    the same (docs/security.md: what a local read cannot see).
 2. **The pass is on the branch and backed by its verdict** (``snapshot.vouch`` and
-   ``evidence.check_pass``, read with ``git log --no-walk --raw``, ``git cat-file
-   --batch`` and ``git merge-base --is-ancestor``): the commit the snapshot names is
+   ``evidence.check_pass``, read with ``git cat-file --batch`` and ``git merge-base
+   --is-ancestor``; a commit with headers out of git's layout or twice, a tree with
+   duplicate or unsorted entries, which libgit2 may read otherwise, are refused): the
+   commit the snapshot names is
    the tip or an ancestor of it, it only appended to event shards and added the event,
    the event is a ``gate.passed`` of the gate whose figures are the fold's, stamped no
    later than its commit's time plus the skew, naming a verdict document the same
    commit added, which Meridian's rule accepts (``gates/pass_rule.py``: plain Python,
    held to the pydantic models by a differential test; not sure is not accepted).
-3. **The definition is the one the verdict was decided under.** ``gate submit``
-   records, in the pass's evidence document (on the branch, added with the verdict),
-   the sha256 of the config, gate graph and features files its definition was loaded
-   from, and Meridian's version (``definition_files``). The files must be byte for byte
-   those, the version this one, and the recorded definition must hash to the verdict's
-   ``spec_hash``; its threshold is the gate's current one and its artifact globs the
-   gate's. A pass recorded without them (older Meridian) is derived in full.
+3. **The definition is the one the verdict was decided under, now.** The config and
+   the gate graph are loaded from the files with the full path's own loaders (yaml and
+   pydantic, as ``status`` derives them; a file they refuse is derived in full, which
+   prints the error), never taken from the view or the branch: the view's facts (the
+   state branch above all) must be what the config gives, the gate's definition now
+   (``gates/definition.py``) must hash to the verdict's ``spec_hash``, every counted
+   pass must be at or above its gate's threshold now (``snapshot._below_floor``), the
+   artifact globs and the graph (order and needs) are the graph's. ``gate submit``
+   also records, in the pass's evidence document (on the branch, added with the
+   verdict), the sha256 of the config, gate graph and features files and Meridian's
+   version (``definition_files``): they must be byte for byte the files now, and a
+   pass recorded without them (older Meridian) is derived in full.
 4. **The artifacts are the ones judged**: the work tree listed and the gate's files
    hashed into a tree id as the full path does, without pygit2
    (``gates/plain_subject.py``: ignore rules it cannot read exactly are not guessed),
@@ -54,6 +64,8 @@ CONFIG_FILE = ".meridian/config.yaml"  # meridian.config.CONFIG_PATH
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 _SAFE = re.compile(r"[A-Za-z0-9._-]+")
 HEX = re.compile(r"[0-9a-f]{40}")
+# A signature line's tail as git writes it: "Name <email> 1234567890 +0000".
+_SIGNATURE = re.compile(r"[^<>\n]*<[^<>\n]*> ([0-9]{1,12}) [+-][0-9]{4}")
 # What a gate's status shows from its fold (``state._base_status``), compared one by one.
 SHOWN_FROM_FOLD = ("verdict", "verdict_passed", "overall", "threshold", "evaluator", "scope",
                    "subject", "spec_hash", "identity", "submissions", "blocks", "updated_at",
@@ -94,16 +106,28 @@ def snapshot_path(common: Path, branch: str) -> Path:
 
 
 def _snapshot(common: Path, branch: str, tips: tuple[str, str | None]) -> dict[str, Any]:
+    """The snapshot as ``gates.snapshot._read_cache`` reads it (UTF-8 text, the same field
+    checks: a file it refuses is folded from the root by the full path)."""
     try:
-        cached = json.loads(snapshot_path(common, branch).read_bytes())
-        if cached.get("version") != SNAPSHOT_VERSION or cached["tip"] is None \
-                or cached["tip"] not in tips:
-            raise _No("the snapshot is not of this tip")
+        cached = json.loads(snapshot_path(common, branch).read_text(encoding="utf-8"))
+        if not isinstance(cached, dict) or cached.get("version") != SNAPSHOT_VERSION:
+            raise _No("the snapshot is not of this Meridian")
+        aux = cached["aux"]
         if (cached.get("checksum"), cached.get("aux_checksum")) != _snapshot_checksums(cached):
             raise _No("the snapshot's checksums do not match")
-        if cached["fields"] != list(FOLD_DEFAULTS) or not isinstance(cached["folds"], dict) \
-                or not all(isinstance(f, dict) and set(f) == set(FOLD_DEFAULTS)
-                           for f in cached["folds"].values()):
+        if not (isinstance(cached["tip"], str) and isinstance(cached["folds"], dict)
+                and all(isinstance(f, dict) for f in cached["folds"].values())
+                and isinstance(cached["fields"], list) and isinstance(aux["floors"], dict)
+                and isinstance(aux["claims"], dict) and isinstance(aux["exact"], bool)
+                and isinstance(aux["ids"], str)
+                and isinstance(aux.get("ids_tail", []), list)
+                and all(type(h) is int for h in aux.get("ids_tail", []))
+                and (aux["harness"] is None or isinstance(aux["harness"], list))):
+            raise _No("the snapshot's fields are not what the full path reads")
+        if cached["tip"] not in tips:
+            raise _No("the snapshot is not of this tip")
+        if cached["fields"] != list(FOLD_DEFAULTS) \
+                or not all(set(f) == set(FOLD_DEFAULTS) for f in cached["folds"].values()):
             raise _No("the snapshot's folds are not of this Meridian")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         raise _No("no snapshot") from None
@@ -139,6 +163,13 @@ def _check_folds(document: dict[str, Any], snapshot: dict[str, Any],
             passed.append(name)
         elif fold["phase"] == "passed":
             raise _No(f"{name}: a pass the view does not show as one")
+    # ``snapshot.vouch`` checks every pass and approval the fold counts, of a gate the
+    # graph has or not (one that does not hold: folded from the root); those of gates
+    # outside the graph are checked nowhere here, so they are derived in full.
+    for name, fold in snapshot["folds"].items():
+        if name not in gates and (fold["phase"] == "passed"
+                                  or fold["approved_verdict"] is not None):
+            raise _No(f"{name}: a pass or an approval of a gate not shown")
     floors = snapshot["aux"]["floors"]
     if not isinstance(floors, dict) or (set(floors) & set(gates)) - set(passed):
         raise _No("a gate with a counted pass that is not shown passed")
@@ -147,8 +178,8 @@ def _check_folds(document: dict[str, Any], snapshot: dict[str, Any],
 
 def _check_graph(document: dict[str, Any], snapshot: dict[str, Any],
                  graph: list[list[Any]], passed: list[str]) -> None:
-    """With the gate graph recorded with the passes (their definition files are the
-    files now, so it is the graph now): the gates in its order with its needs, each
+    """With the gate graph now (``_Definition.order``): the gates in its order with its
+    needs, each
     state what ``state.derive_states`` gives for its fold, and no passed gate with a
     need taken back after it passed (``state._taken_back_need``)."""
     needs = {name: list(its) for name, its in graph}
@@ -263,14 +294,26 @@ class _Batch:
         if found is None or found[0] != "commit":
             raise _No(f"{oid}: not a commit")
         head = found[1].split(b"\n\n", 1)[0].decode("utf-8", "surrogateescape").split("\n")
+        # Read only as libgit2 reads it for sure: ``tree``, then the ``parent`` lines,
+        # then one ``author`` and one ``committer`` line (libgit2 takes the first of two,
+        # a reader of the last would differ), then headers it does not read
+        # (``encoding``, ``gpgsig``, ``mergetag`` and their continuation lines); a commit
+        # laid out otherwise is refused.
         tree, parents, time = None, [], None
-        for line in head:
-            if line.startswith("tree "):
-                tree = line[5:]
-            elif line.startswith("parent "):
-                parents.append(line[7:])
-            elif line.startswith("committer "):
-                time = int(line.rsplit(" ", 2)[-2])
+        at = 0
+        if head and head[0].startswith("tree "):
+            tree, at = head[0][5:], 1
+        while at < len(head) and head[at].startswith("parent "):
+            parents.append(head[at][7:])
+            at += 1
+        if at + 1 < len(head) and head[at].startswith("author ") \
+                and head[at + 1].startswith("committer "):
+            match = _SIGNATURE.fullmatch(head[at + 1][10:])
+            time = None if match is None else int(match.group(1))
+            at += 2
+        for line in head[at:]:
+            if line.startswith(("tree ", "parent ", "author ", "committer ")):
+                raise _No(f"{oid}: a commit header libgit2 may read otherwise")
         if tree is None or time is None or not HEX.fullmatch(tree) \
                 or not all(HEX.fullmatch(p) for p in parents):
             raise _No(f"{oid}: an unexpected commit")
@@ -284,11 +327,24 @@ class _Batch:
         if found is None or found[0] != "tree":
             raise _No(f"{oid}: not a tree")
         data, out, at = found[1], {}, 0
+        last: bytes | None = None
         while at < len(data):
             space = data.index(b" ", at)
             nul = data.index(b"\0", space)
-            name = data[space + 1:nul].decode("utf-8", "surrogateescape")
-            out[name] = (data[at:space].decode(), data[nul + 1:nul + 21].hex())
+            raw, mode = data[space + 1:nul], data[at:space].decode()
+            if len(data) < nul + 21 or not raw or b"/" in raw:
+                raise _No(f"{oid}: a malformed tree")
+            # git's order (a tree sorts as if its name ended in '/'): libgit2 looks names
+            # up by binary search, so a tree listing a name twice or out of order is read
+            # one way there and another here: refused
+            ordered = raw + b"/" if mode == "40000" else raw
+            if last is not None and ordered <= last:
+                raise _No(f"{oid}: a tree with duplicate or unsorted entries")
+            last = ordered
+            name = raw.decode("utf-8", "surrogateescape")
+            if name in out:
+                raise _No(f"{oid}: a tree with duplicate entries")
+            out[name] = (mode, data[nul + 1:nul + 21].hex())
             at = nul + 21
         return out
 
@@ -445,27 +501,67 @@ def _recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
     if not passed:
         raise _No("no pass to check")
     claims = _claims(snapshot, passed)
+    defined = _Definition(root, facts)
+    # ``gates.snapshot._below_floor``: a counted pass below its gate's threshold now makes
+    # the full path fold from the root again.
+    for gate, low in snapshot["aux"]["floors"].items():
+        threshold = defined.threshold(gate) if gate in defined.graph.specs else None
+        if threshold is not None and not (isinstance(low, int | float) and low >= threshold):
+            raise _No(f"{gate}: a pass below the gate's threshold")
     listing = _Listing(root, gitdir, common)
     batch = _Batch(common)
-    graphs = []
     try:
         for gate, (rid, commit) in claims.items():
             if not _SAFE.fullmatch(gate):
                 raise _No(f"{gate}: a name not asked for")
             if not batch.is_ancestor(commit, key["tip"]):
                 raise _No(f"{gate}: its pass is not on the branch")
-            graphs.append(_check_pass(root, facts, document, snapshot, gate, rid, commit,
-                                      batch, listing))
+            _check_pass(root, facts, document, snapshot, gate, rid, commit, batch, listing,
+                        defined)
     finally:
         batch.close()
-    graph = graphs[0]
-    if any(other != graph for other in graphs) or not (
-            isinstance(graph, list) and all(
-                isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], list) and all(isinstance(n, str) for n in entry[1])
-                for entry in graph)):
-        raise _No("the recorded gate graphs differ")
-    _check_graph(document, snapshot, graph, passed)
+    _check_graph(document, snapshot, defined.order(), passed)
+
+
+class _Definition:
+    """The config, gate graph and definitions now, loaded from the files by the full
+    path's own loaders (``config.load_config``, ``gates.graph.load_graph``,
+    ``gates.definition``): nothing about them is taken from the view or from the branch
+    (a forged pass's evidence can record any definition, and a view any branch). A
+    config or graph the full path would refuse raises: derive in full (it prints the
+    error)."""
+
+    def __init__(self, root: Path, facts: dict[str, Any]) -> None:
+        from meridian.config import load_config
+        from meridian.gates.graph import load_graph
+
+        try:
+            config = load_config(root)
+            # What status.run derives its facts from (the branch above all: a view naming
+            # another branch would show that branch's passes).
+            derived = {"branch": config.branch, "remote": config.remote,
+                       "gates_path": config.paths.gates, "rules_path": config.paths.rules,
+                       "features_path": config.paths.features}
+            if derived != facts:
+                raise _No("the view's facts are not what the config gives")
+            self.graph = load_graph(root, config)
+        except _No:
+            raise
+        except Exception:  # noqa: BLE001 - ConfigError and the like: the full path says it
+            raise _No("the config or the gate graph does not load") from None
+
+    def definition(self, gate: str) -> dict[str, Any]:
+        from meridian.gates.definition import definition
+
+        return definition(self.graph, gate)
+
+    def threshold(self, gate: str) -> float | None:
+        """``evidence._current_threshold``."""
+        threshold = self.definition(gate)["evaluator"]["threshold"]
+        return float(threshold) if isinstance(threshold, int | float) else None
+
+    def order(self) -> list[list[Any]]:
+        return [[spec.id, list(spec.needs)] for spec in self.graph.ordered()]
 
 
 class _Listing:
@@ -487,9 +583,8 @@ class _Listing:
 
 def _check_pass(root: Path, facts: dict[str, Any], document: dict[str, Any],
                 snapshot: dict[str, Any], gate: str, rid: str, commit: str, batch: _Batch,
-                listing: _Listing) -> Any:
-    """Raises ``_No`` unless ``gate``'s pass holds now; the gate graph (order and needs)
-    recorded with it."""
+                listing: _Listing, defined: _Definition) -> None:
+    """Raises ``_No`` unless ``gate``'s pass holds now."""
     from datetime import datetime
 
     from meridian.gates import pass_rule, plain_subject
@@ -540,24 +635,21 @@ def _check_pass(root: Path, facts: dict[str, Any], document: dict[str, Any],
     if evidence_blob is None or evidence_blob[0] != "blob":
         raise _No("no evidence")
     evidence = json.loads(evidence_blob[1])
-    defined = evidence["definition"]
     paths = [CONFIG_FILE, facts["gates_path"], facts["features_path"]]
     bound = evidence.get("definition_files")
     if not isinstance(bound, dict) or {k: v for k, v in bound.items() if k != "gates"} \
             != definition_files(root, paths):
         raise _No(f"{gate}: its definition files changed since the verdict (or not recorded)")
+    # The definition now, from the files (``state._mark_stale``): another hash than the
+    # verdict's is stale in the full path, whatever the evidence recorded.
+    now = defined.definition(gate)
     spec_hash = data.get("spec_hash")
     if not isinstance(spec_hash, str) or sha256(
-            canonical_json(defined).encode("utf-8")).hexdigest() != spec_hash:
-        raise _No(f"{gate}: its recorded definition is not the one it was decided under")
-    if defined["gate"]["approval"] is not None:
+            canonical_json(now).encode("utf-8")).hexdigest() != spec_hash:
+        raise _No(f"{gate}: its definition now is not the one it was decided under")
+    if now["gate"]["approval"] is not None:
         raise _No(f"{gate}: an approval")
-    threshold = defined["evaluator"]["threshold"]
-    floor = snapshot["aux"]["floors"].get(gate)
-    if isinstance(threshold, int | float) and not isinstance(threshold, bool) and (
-            not isinstance(floor, int | float) or floor < float(threshold)):
-        raise _No(f"{gate}: a pass below the gate's threshold")
-    patterns = defined["gate"]["artifacts"]
+    patterns = now["gate"]["artifacts"]
     if not (isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)):
         raise _No("artifact globs")
     current = plain_subject.subject(root, listing.get(), patterns)
@@ -566,4 +658,3 @@ def _check_pass(root: Path, facts: dict[str, Any], document: dict[str, Any],
             or shown.get("current_spec_hash") != spec_hash or shown.get("changed_files") \
             is not None or shown.get("changed_definition") is not None:
         raise _No(f"{gate}: its artifacts are not the ones judged")
-    return bound.get("gates")

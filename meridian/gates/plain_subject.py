@@ -15,11 +15,13 @@ git and libgit2 both do:
   ``~/.config``) or a git config (repository, worktree, ``~/.gitconfig``, XDG,
   ``/etc/gitconfig``) that names ``excludesFile``, ``ignoreCase``, an ``include``, a
   worktree config or another object format is not read here;
-- patterns: literal characters, ``*``, ``?`` and simple ``[...]`` classes, a leading or
+- patterns: literal characters, ``*``, ``?`` and simple ``[...]`` classes (matched on
+  the UTF-8 bytes, as git does: ``?`` is one byte of ``é``), a leading or
   middle ``/`` anchoring, a trailing ``/`` for directories only. No negation (``!``)
   anywhere, no ``**``, no backslash, no leading or trailing whitespace, no ``\\r``:
   with no negation, a path is ignored exactly when some pattern matches it, whatever
-  the sources' precedence;
+  the sources' precedence; a UTF-8 byte order mark starting a file is skipped, as git
+  and libgit2 do;
 - paths that UTF-8 cannot spell, a ``.gitignore`` that is a symlink or not a file.
 
 Anything else returns None: the caller derives with pygit2.
@@ -74,25 +76,30 @@ class _Rule:
         for part in pattern.split("/"):
             if not _PLAIN.fullmatch(part):
                 raise _Unsure
-        self.base = base  # '' or 'dir/'
+        self.base = base.encode("utf-8")  # b'' or b'dir/'
+        # Matched on the UTF-8 bytes, as git's and libgit2's wildmatch do: ``?`` is one
+        # byte, ``*`` any bytes but '/', a class one of its bytes (``?`` does not match
+        # ``é``, two bytes; ``[é]`` matches neither of them as a name).
+        raw = pattern.encode("utf-8")
         out = []
         index = 0
-        while index < len(pattern):
-            char = pattern[index]
-            if char == "*":
-                out.append("[^/]*")
-            elif char == "?":
-                out.append("[^/]")
-            elif char == "[":
-                close = pattern.index("]", index)
-                out.append("[" + re.escape(pattern[index + 1:close]) + "]")
+        while index < len(raw):
+            char = raw[index:index + 1]
+            if char == b"*":
+                out.append(b"[^/]*")
+            elif char == b"?":
+                out.append(b"[^/]")
+            elif char == b"[":
+                close = raw.index(b"]", index)
+                out.append(b"[" + b"".join(re.escape(raw[at:at + 1])
+                                           for at in range(index + 1, close)) + b"]")
                 index = close
             else:
                 out.append(re.escape(char))
             index += 1
-        self.regex = re.compile("".join(out), re.DOTALL)
+        self.regex = re.compile(b"".join(out), re.DOTALL)
 
-    def matches(self, path: str, is_dir: bool) -> bool:
+    def matches(self, path: bytes, is_dir: bool) -> bool:
         if self.dir_only and not is_dir:
             return False
         if not path.startswith(self.base):
@@ -100,10 +107,12 @@ class _Rule:
         rest = path[len(self.base):]
         if self.anchored:
             return self.regex.fullmatch(rest) is not None
-        return self.regex.fullmatch(rest.rsplit("/", 1)[-1]) is not None
+        return self.regex.fullmatch(rest.rsplit(b"/", 1)[-1]) is not None
 
 
 def _rules(base: str, data: bytes) -> list[_Rule]:
+    # git and libgit2 skip a UTF-8 byte order mark at the start of an ignore file
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -173,7 +182,8 @@ def _ignored(rules: list[_Rule], path: str, is_dir: bool) -> bool:
     # libgit2's built-in rules ignore '.', '..' and '.git' in every directory
     if path.rsplit("/", 1)[-1] == ".git":
         return True
-    return any(rule.matches(path, is_dir) for rule in rules)
+    raw = path.encode("utf-8")
+    return any(rule.matches(raw, is_dir) for rule in rules)
 
 
 def _walk(root: Path, rules: list[_Rule]) -> list[str]:

@@ -66,12 +66,14 @@ def _agree(cli: Callable[..., Proc], root: Path) -> list[tuple[int, object, str]
 
 
 def _light(root: Path) -> bool:
-    """Whether a fresh process answers without pygit2 or pydantic (from the view)."""
+    """Whether a fresh process answers from the view: without pygit2, which the full path
+    always opens the repository with (a view with a pass loads the config and the gate
+    graph with pydantic and yaml, as the full path does; a view without one neither)."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "meridian", "status"],
                           cwd=root, capture_output=True, text=True, check=True)
     modules = {line.rsplit("|", 1)[-1].strip().split(".")[0]
                for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    return not modules & {"pygit2", "pydantic", "yaml"}
+    return "pygit2" not in modules
 
 
 def _states(answers: list[tuple[int, object, str]]) -> list[str]:
