@@ -1470,6 +1470,15 @@ class PushRejected(Exception):
     """The remote moved since we fetched (lease failed or non-fast-forward)."""
 
 
+def remote_cwd(repo: Repository) -> str:
+    """Where to run a git command that talks to a remote: the work tree's top, where the
+    user's own ``git fetch`` runs (git resolves a relative remote URL such as ``../x.git``
+    from there), or the repository itself when it is bare. Never the ``.git`` directory
+    of a non-bare repository: ``../x.git`` would name a path beside ``.git`` instead."""
+    workdir = repo.workdir
+    return str(workdir) if workdir else str(repo.path)
+
+
 def fetch_branch(repo: Repository, remote: str, branch: str) -> Oid | None:
     """Fetch ``branch`` in full into refs/remotes/REMOTE/BRANCH; None if it has none.
 
@@ -1481,7 +1490,7 @@ def fetch_branch(repo: Repository, remote: str, branch: str) -> Oid | None:
     if is_shallow(repo):
         args.append("--depth=2147483647")
     args += [remote, f"+refs/heads/{branch}:{tracking}"]
-    proc = git(args, cwd=repo.path, check=False)
+    proc = git(args, cwd=remote_cwd(repo), check=False)
     if proc.returncode != 0:
         if "couldn't find remote ref" in proc.stderr:
             return None
@@ -1506,13 +1515,14 @@ def push_branch(repo: Repository, remote: str, branch: str, *, expected_remote: 
     # --atomic: a refused branch must not leave the force-pushed tags on the remote
     # pointing at commits its branch does not hold.
     args = ["push", "--quiet", "--no-verify", "--porcelain", f"--force-with-lease={lease}"]
-    proc = git([*args, "--atomic", remote, *refspecs], cwd=repo.path, check=False)
+    cwd = remote_cwd(repo)
+    proc = git([*args, "--atomic", remote, *refspecs], cwd=cwd, check=False)
     if proc.returncode != 0 and "does not support --atomic" in proc.stderr:
         # An old server: push the branch first, and the tags only once it is there.
-        proc = git([*args, remote, refspecs[0]], cwd=repo.path, check=False)
+        proc = git([*args, remote, refspecs[0]], cwd=cwd, check=False)
         if proc.returncode == 0 and refspecs[1:]:
             proc = git(["push", "--quiet", "--no-verify", "--porcelain", remote, *refspecs[1:]],
-                       cwd=repo.path, check=False)
+                       cwd=cwd, check=False)
     if proc.returncode == 0:
         return
     text = proc.stdout + proc.stderr

@@ -261,3 +261,36 @@ def test_a_pin_event_naming_no_commit_of_the_branch_does_not_break_sync(
     Ledger.open(a).emit("baseline.pinned", {"name": "main", "run_id": "x", "commit": commit})
     sync(a, monkeypatch)
     assert git(remote, "rev-parse", "meridian/baseline/main").strip() == first
+
+
+def test_a_relative_remote_url_syncs_like_plain_git_from_the_top_and_a_subdirectory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git remote add origin ../e1.git` is resolved from the work tree's top by git; sync
+    ran its fetch and push inside `.git`, where `../e1.git` names a path beside `.git`."""
+    bare = tmp_path / "e1.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    project = tmp_path / "e1"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    git(project, "commit", "-q", "--allow-empty", "-m", "i")
+    git(project, "remote", "add", "origin", "../e1.git")
+    monkeypatch.chdir(project)
+    assert main(["init", "--no-hooks"]) == 0
+    Ledger.open(project).emit("test.append", {"n": 1})
+    assert main(["sync"]) == 0
+    tip = git(bare, "rev-parse", "refs/heads/meridian/state").strip()
+    assert tip == str(Ledger.open(project).tip())
+    # a second clone with the same relative URL, syncing from a subdirectory, fetches it
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "i")
+    git(other, "remote", "add", "origin", "../e1.git")
+    (other / "sub").mkdir()
+    monkeypatch.chdir(other / "sub")
+    assert main(["sync"]) == 0
+    assert str(Ledger.open(other).tip()) == tip
+    Ledger.open(other).emit("test.append", {"n": 2})
+    assert main(["sync"]) == 0
+    assert git(bare, "rev-parse", "refs/heads/meridian/state").strip() == str(
+        Ledger.open(other).tip())
