@@ -42,10 +42,13 @@ def test_the_workflow_fetches_state_compares_comments_and_fails() -> None:
         in scripts
     assert '"+refs/tags/meridian/*:refs/tags/meridian/*"' in scripts
     assert 'python -m pip install "meridian-gates>=0.1,<1"' in scripts
-    assert 'meridian eval run "$SUITE" --agent "$AGENT" --offline' in scripts
+    assert 'meridian eval run "$SUITE" --agent "$AGENT" --offline --json' in scripts
     assert workflow["env"]["SUITE"] == "reference"  # a bundled suite: works in any repository
-    assert ('meridian eval compare latest "baseline:${BASELINE}" --format markdown \\\n'
+    # the run this job stored, against the baseline read before the suite ran
+    assert ('meridian eval compare "$RUN_ID" "$BASELINE_RUN" --format markdown \\\n'
             "  --fail-on-regression > meridian-compare.md") in scripts
+    names = [step.get("name") for step in steps]
+    assert names.index("Read the pinned baseline") < names.index("Run the suite")
     comment_job = workflow["jobs"]["comment"]
     comment = next(step for step in comment_job["steps"]
                    if step.get("uses", "").startswith("actions/github-script"))

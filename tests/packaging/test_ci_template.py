@@ -4,6 +4,7 @@ against a pinned baseline, and fail the job on a regression."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -117,9 +118,15 @@ def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> di
                                       for k, v in o.items()}.items():
             script = script.replace(f"${{{{ steps.{step_id}.outputs.{key} }}}}", value)
         assert "${{" not in script, f"unresolved expression in step {step.get('name')}"
-        # a step's own env; an expression of the event (not known here) is empty
-        step_env = {key: "" if "${{" in str(value) else str(value)
-                    for key, value in step.get("env", {}).items()}
+        # a step's own env: a step output's expression resolved as GitHub does, an
+        # expression of the event (not known here) empty
+        step_env = {}
+        for key, value in step.get("env", {}).items():
+            value = str(value)
+            output = re.fullmatch(r"\$\{\{ steps\.(\w+)\.outputs\.(\w+) \}\}", value)
+            if output:
+                value = outputs.get(output.group(1), {}).get(output.group(2), "")
+            step_env[key] = "" if "${{" in value else value
         proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout,
                               env={**env, **step_env, "GITHUB_OUTPUT": str(output_file)},
                               capture_output=True, text=True, timeout=300, check=False)
@@ -191,3 +198,139 @@ def test_with_a_pinned_baseline_a_regression_fails_the_job_and_a_clean_run_passe
     assert worse["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}
     assert worse["log"][-1][0] == "Fail on regression" and worse["code"] == 1
     assert "regressed against baseline main" in worse["log"][-1][2]
+
+
+def meridian(project: Path, *argv: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run([sys.executable, "-m", "meridian", *argv], cwd=project,
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, f"meridian {' '.join(argv)}: {proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+def pinned_and_synced(project: Path) -> None:
+    """A trusted machine's good run, pinned as baseline main and pushed."""
+    meridian(project, "eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v2",
+             "--offline")
+    meridian(project, "baseline", "pin", "main", "latest")
+    meridian(project, "sync")
+
+
+def test_a_good_run_stamped_in_the_future_does_not_stand_in_for_the_run_ci_made(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """rt1 F1: a record may be stamped up to 300 s after its commit; a good run pushed so
+    stamped was still `latest` after CI stored its own, regressing run, and CI compared
+    the pushed one. The workflow compares the run id its own `eval run --json` printed."""
+    project, bare = remote_project
+    pinned_and_synced(project)
+    future = tmp_path / "future"
+    future.mkdir()
+    (future / "sitecustomize.py").write_text(
+        "import datetime\nfrom meridian import records\n"
+        "records.now_ts = lambda: (datetime.datetime.now(datetime.UTC) + "
+        "datetime.timedelta(seconds=295)).strftime('%Y-%m-%dT%H:%M:%S.%fZ')\n")
+    meridian(project, "eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v2",
+             "--offline", env={"PYTHONPATH": str(future)})
+    meridian(project, "verify")  # the ledger accepts it: within the allowed skew
+    git(project, "push", "-q", "origin", "meridian/state")
+    worse = run_evaluate_job(checkout_of(bare, tmp_path, "worse"), tmp_path,
+                             AGENT="reference-v1")
+    assert worse["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, worse["log"]
+    assert worse["code"] == 1 and worse["log"][-1][0] == "Fail on regression"
+    run_id = worse["outputs"]["suite"]["run_id"]
+    assert run_id and run_id in worse["summary"]
+    exported = (tmp_path / "worse" / "meridian-artifact" / "run.json").read_text()
+    assert '"spec": "reference-v1"' in exported  # the run this job made, not latest
+
+
+def test_a_baseline_tag_deleted_on_the_remote_or_by_the_code_under_evaluation_still_compares(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """rt1 F2: the workflow read "no baseline yet" from the tag; the pinned baseline is
+    the `baseline.pinned` event, read before the code under evaluation runs."""
+    project, bare = remote_project
+    (project / "myagent.py").write_text(
+        "from meridian.evals.agents.reference import ReferenceAgent\n"
+        "AGENT = ReferenceAgent('v2')\n")
+    git(project, "add", "myagent.py")
+    git(project, "commit", "-q", "-m", "agent", "--no-verify")
+    pinned_and_synced(project)
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+    # (a) the tag deleted from the remote by anyone with push rights to tags
+    git(project, "push", "-q", "origin", ":refs/tags/meridian/baseline/main")
+    worse = run_evaluate_job(checkout_of(bare, tmp_path, "a"), tmp_path, AGENT="reference-v1")
+    assert worse["outputs"]["baseline"]["pinned"] == "true", worse["log"]
+    assert worse["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, worse["log"]
+    # (b) the agent's code deletes the CI-local tag while the suite runs
+    (project / "myagent.py").write_text(
+        "import subprocess\n"
+        "subprocess.run(['git', 'tag', '-d', 'meridian/baseline/main'], capture_output=True)\n"
+        "from meridian.evals.agents.reference import ReferenceAgent\n"
+        "AGENT = ReferenceAgent('v1')\n")
+    git(project, "commit", "-q", "-am", "agent: simplify routing", "--no-verify")
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+    worse = run_evaluate_job(checkout_of(bare, tmp_path, "b"), tmp_path, AGENT="myagent:AGENT")
+    assert worse["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, worse["log"]
+    assert "regressed against baseline main" in worse["log"][-1][2]
+
+
+def test_a_baseline_moved_by_the_code_under_evaluation_fails_instead_of_comparing_with_it(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """The code under evaluation re-pins baseline main, in the job's own clone, on a
+    regressing run pushed earlier: `baseline:main` would name it now; the job compares
+    with the baseline read before the suite ran, and fails on the move itself."""
+    project, bare = remote_project
+    pinned_and_synced(project)
+    meridian(project, "eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v1",
+             "--offline")
+    bad = meridian(project, "eval", "list", "-n", "1", "--json")
+    bad_id = json.loads(bad)["run_id"]
+    meridian(project, "sync")
+    (project / "myagent.py").write_text(
+        "import subprocess, sys\n"
+        f"subprocess.run([sys.executable, '-m', 'meridian', 'baseline', 'pin', 'main', "
+        f"'{bad_id}'], capture_output=True, check=True)\n"
+        "from meridian.evals.agents.reference import ReferenceAgent\n"
+        "AGENT = ReferenceAgent('v1')\n")
+    git(project, "add", "myagent.py")
+    git(project, "commit", "-q", "-m", "agent", "--no-verify")
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+    job = run_evaluate_job(checkout_of(bare, tmp_path, "moved"), tmp_path, AGENT="myagent:AGENT")
+    assert job["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, job["log"]
+    assert f"is {bad_id} now" in job["summary"]
+
+
+def test_a_run_record_printed_by_the_code_under_evaluation_fails_closed(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """The agent prints a run record naming the good baseline run: the job does not take
+    it for its own run (two records on the output: the step fails)."""
+    project, bare = remote_project
+    pinned_and_synced(project)
+    good = json.loads(meridian(project, "eval", "list", "-n", "1", "--json"))["run_id"]
+    (project / "myagent.py").write_text(
+        "import json\n"
+        f"print(json.dumps({{'run_id': '{good}', 'passed': 15, 'failed': 0}}))\n"
+        "from meridian.evals.agents.reference import ReferenceAgent\n"
+        "AGENT = ReferenceAgent('v1')\n")
+    git(project, "add", "myagent.py")
+    git(project, "commit", "-q", "-m", "agent", "--no-verify")
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+    job = run_evaluate_job(checkout_of(bare, tmp_path, "printed"), tmp_path, AGENT="myagent:AGENT")
+    assert job["log"][-1][0] == "Run the suite" and job["code"] != 0, job["log"]
+    assert "expected one run record" in job["log"][-1][2]
+
+
+def test_a_state_branch_deleted_from_the_remote_fails_when_it_is_required(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """REQUIRE_STATE: true (set once the branch is on the remote) turns a missing state
+    branch into a failure; without it the job reads a first run (docs/ci.md says so)."""
+    project, bare = remote_project
+    pinned_and_synced(project)
+    git(project, "push", "-q", "origin", ":refs/heads/meridian/state")
+    job = run_evaluate_job(checkout_of(bare, tmp_path, "required"), tmp_path,
+                           REQUIRE_STATE="true", AGENT="reference-v1")
+    assert job["code"] == 1 and job["log"][-1][0].startswith("Fetch"), job["log"]
+    assert "REQUIRE_STATE is true" in job["log"][-1][2]
+    lenient = run_evaluate_job(checkout_of(bare, tmp_path, "lenient"), tmp_path,
+                               AGENT="reference-v1")
+    assert lenient["outputs"]["state"] == {"present": "false"}
+    assert lenient["outputs"]["compare"] == {"compared": "false", "exit_code": "0"}
