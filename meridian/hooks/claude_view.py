@@ -37,9 +37,11 @@ computed again as the full path computes it (the snapshot is caught up from its 
 tip, so that costs the command some milliseconds). A writer is not the deciding
 process: it keys the view with the environment stored in the view it replaces, and
 only when the two agree on every variable the key's files are found by (``key_for``);
-otherwise its own, which the hook then finds not matching. A state change no Meridian
-writer followed (git plumbing, a library caller) leaves the view to the next full
-decision.
+otherwise its own, which the hook then finds not matching. After a state change no
+Meridian writer followed (git plumbing, a library caller) the hook reads the commits
+since the view's tip with git (``view_catchup``) and, when they only append blocks and
+other kinds no gate fold reads for a phase to the events, decides from the view re-keyed
+(and writes it so); anything else goes to the full decision.
 
 Caches are not trust (issue #11): the view only makes the hook faster. A view an
 attacker edited can at most let a write through here; the pre-commit hook, pre-push
@@ -210,7 +212,12 @@ def decide(payload_text: str) -> claude.Reply | Denied | None:
     body = load_view(common, root)
     if body is None or body["key"]["root"] != str(root):
         return None
-    if view_key(root, gitdir, common, body["facts"]) != body["key"] or body["key"]["tip"] is None:
+    key = view_key(root, gitdir, common, body["facts"])
+    if key != body["key"]:
+        body = carried_over(root, gitdir, common, body, key)
+        if body is None:
+            return None
+    if body["key"]["tip"] is None:
         return None  # no state branch: the full path decides (and says why)
     facts = _from_json(root, body["facts"])
     context = claude.Context(payload=payload, repo=None,  # type: ignore[arg-type]
@@ -218,6 +225,28 @@ def decide(payload_text: str) -> claude.Reply | Denied | None:
     if _allowed(context, body):
         return ALLOWED
     return _denied(context, body)
+
+
+def carried_over(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
+                 key: dict[str, Any]) -> dict[str, Any] | None:
+    """The view re-keyed to ``key`` when the state tip alone moved, over commits that
+    leave its answers as they were (``view_catchup.neutral_since``: a library caller's or
+    git plumbing's blocks and other plain appends to the events), written back so the
+    next call reads it directly (when the key still reads the same); None: decide in full."""
+    old, new = body["key"]["tip"], key["tip"]
+    if old is None or new is None or {**key, "tip": None} != {**body["key"], "tip": None}:
+        return None
+    from meridian.hooks import view_catchup
+
+    if not view_catchup.neutral_since(common, old, new, REKEY_COMMITS):
+        return None
+    carried = {**body, "key": key}
+    try:
+        if view_key(root, gitdir, common, body["facts"]) == key:  # not moved meanwhile
+            write_view(common, root, carried)
+    except Exception:  # noqa: BLE001, S110 - only a speed cache: the next call checks again
+        pass
+    return carried
 
 
 def _allowed(context: claude.Context, body: dict[str, Any]) -> bool:
