@@ -51,8 +51,9 @@ command runs ``$MERIDIAN_PYTHON -P -m meridian``), interleaved one call at a tim
 - allow Write after a new event @N
                     src/module.py right after a ``gate.blocked`` event written in this
                     process, which no Meridian command follows to re-key the view: the
-                    full path (not judged against the budget: a writer that is not
-                    Meridian's leaves the view to the next full decision)
+                    hook reads the new commit with git and carries the view over
+                    (``hooks/view_catchup.py``; not judged against the budget: it runs
+                    two git commands, and a commit it cannot vouch for takes the full path)
 - record a spooled block @N
                     what the deny's child does after the answer, in a process of its own
                     (``block_spool.drain_at``; the child itself starts from the hook's
