@@ -326,80 +326,239 @@ def _pristine(worktree: Path, commit: str) -> None:
     gitio.git(["clean", "-qffdx"], worktree, check=False)
 
 
-def _recheck_gate(project: Any, status: Any, worktree: Path, reevaluate: bool,
-                  base: str | None, base_harness: BaseHarness | None = None) -> GateCheck:
-    """Re-run what a pass rests on, in ``worktree`` (the checked-out commit), with the
-    harness the commit defines and, where the range changed the gate's checks or
-    evaluation settings, with the base's too."""
+@dataclass
+class _Recheck:
+    """One re-checked pass across the three phases of ``run_ci`` (every gate's checks as
+    the base defined them; then those the range added or changed; then the scans)."""
+
+    status: Any
+    spec: Any
+    check: GateCheck
+    here: Any
+    snap: Any
+    offline: Any
+    disabled: frozenset[str]
+    features_file: str
+    # The gate as the base defined it (None: no base, or a gate the range added).
+    old_spec: Any = None
+    base_features_file: str | None = None
+    # The pushed checks are the range's (the gate is new, or its checks changed): they run
+    # in the second phase, after every gate's checks as the base defined them.
+    from_range: bool = False
+    results: list[Any] = field(default_factory=list)
+    features: Any = None
+    base_results: list[Any] | None = None
+    base_features: Any = None
+
+
+def _requirement(spec: Any) -> Any:
+    return spec.features if spec.features and spec.features.hardened else None
+
+
+def _prepare(project: Any, status: Any, worktree: Path,
+             base_harness: BaseHarness | None) -> _Recheck:
+    """What the judgement of one pass reads from the commit, read before any check of
+    any gate runs: a check is a program of the pushed commit and may rewrite its work
+    tree (the config, the rules, the files a later check or the scan reads)."""
     from meridian.config import load_config
-    from meridian.evaluators import EvaluatorUnavailable, evaluate
     from meridian.gates import artifacts
     from meridian.gates.definition import evaluator_settings
-    from meridian.gates.lifecycle import (
-        Project,
-        _disabled_mechanisms,
-        build_bundle,
-        heuristic_checks,
-    )
+    from meridian.gates.lifecycle import Project, _disabled_mechanisms, heuristic_checks
 
     spec = project.graph.gate(status.gate)
     check = GateCheck(gate=status.gate, ok=True)
     repo = gitio.open_repo(worktree)
-    pinned = str(gitio.head_commit(repo))
     snap = artifacts.snapshot(repo, worktree, spec.artifacts)
+    here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
+                   ledger=project.ledger)
+    offline = evaluator_settings(here.config, spec).model_copy(
+        update={"kind": "heuristic", "require": None})
+    item = _Recheck(status=status, spec=spec, check=check, here=here, snap=snap,
+                    offline=offline, disabled=heuristic_checks(_disabled_mechanisms(worktree)),
+                    features_file=here.config.paths.features)
     if snap.subject != status.subject:
         check.fail("its verdict judged other files than the commit holds",
                    f"the artifacts here (tree {snap.subject[:12]}) are not what the "
                    f"verdict judged (tree {str(status.subject)[:12]})")
-        return check
+        return item
     check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
-    # Everything the judgement reads from the commit is read before any check runs: a
-    # check is a program of the pushed commit and may rewrite its work tree (the config,
-    # the rules, the files a later check or the scan reads).
-    here = Project(root=worktree, repo=repo, config=load_config(worktree), graph=project.graph,
-                   ledger=project.ledger)
-    disabled = heuristic_checks(_disabled_mechanisms(worktree))
-    offline = evaluator_settings(here.config, spec).model_copy(
-        update={"kind": "heuristic", "require": None})
-    kinds: list[tuple[str, Any, frozenset[str]]] = [("offline scan", offline, disabled)]
-    old_spec = (base_harness.graph.specs.get(status.gate)
-                if base_harness is not None else None)
-    if old_spec is not None and base_harness is not None:
-        # What the reviewer trusted at the base: its checks are run too when the range
-        # changed them (first, on the pristine tree), its evaluation settings and
-        # switched-off scan checks too when the range changed those (a check swapped for
-        # `true`, a threshold lowered).
-        if list(old_spec.checks) != list(spec.checks) and old_spec.checks:
-            _run_checks(check, list(old_spec.checks), worktree, status.gate,
-                        " as the base defined them")
-            _pristine(worktree, pinned)
-        was = evaluator_settings(base_harness.config, old_spec).model_copy(
-            update={"kind": "heuristic", "require": None})
-        if was != offline or base_harness.disabled != disabled:
-            kinds.append(("offline scan as the base defined it", was, base_harness.disabled))
-    results = _run_checks(check, list(spec.checks), worktree, status.gate, "")
+    if base_harness is not None:
+        item.old_spec = base_harness.graph.specs.get(status.gate)
+        item.base_features_file = base_harness.config.paths.features
+        item.from_range = item.old_spec is None or list(item.old_spec.checks) != list(spec.checks)
+    return item
+
+
+def _checks_with_features(item: _Recheck, commands: list[Any], worktree: Path, pinned: str,
+                          label: str, requirements: list[tuple[Any, str | None]]
+                          ) -> tuple[list[Any], list[Any]]:
+    """Run ``commands``, then judge the required features (``features.hardened``) from
+    the JUnit report they wrote, as submit does, for each (requirement, features file);
+    the tree is put back afterwards. The features file is read as the commit holds it,
+    not as a check left it."""
+    from meridian.gates import completion
+
+    for requirement, _ in requirements:
+        if requirement is not None:
+            completion.remove_old_report(worktree, requirement)
+    results = _run_checks(item.check, commands, worktree, item.status.gate, label)
+    judged = []
+    for requirement, features_file in requirements:
+        if requirement is None or features_file is None:
+            judged.append(completion.Completion())
+            continue
+        gitio.git(["checkout", "-q", pinned, "--", features_file], worktree, check=False)
+        judged.append(completion.judge(worktree, features_file, requirement, results))
     _pristine(worktree, pinned)
+    return results, judged
+
+
+def _first_checks(item: _Recheck, worktree: Path, pinned: str) -> None:
+    """Phase 1: the checks as the base defined them (the pushed ones when the range left
+    them alone, or when there is no base to compare with)."""
+    if not item.check.ok:
+        return
+    old = item.old_spec
+    if not item.from_range:
+        wanted: list[tuple[Any, str | None]] = [(_requirement(item.spec), item.features_file)]
+        if old is not None and _requirement(old) != _requirement(item.spec):
+            wanted.append((_requirement(old), item.base_features_file))
+        item.results, judged = _checks_with_features(item, list(item.spec.checks), worktree,
+                                                     pinned, "", wanted)
+        item.features = judged[0]
+        item.base_features = judged[1] if len(judged) > 1 else None
+    elif old is not None and old.checks:
+        item.base_results, judged = _checks_with_features(
+            item, list(old.checks), worktree, pinned, " as the base defined them",
+            [(_requirement(old), item.base_features_file)])
+        item.base_features = judged[0]
+
+
+def _range_checks(item: _Recheck, worktree: Path, pinned: str) -> None:
+    """Phase 2: the checks the range added or changed, after every gate's checks as the
+    base defined them (a check of the range may change the environment: see
+    docs/security.md)."""
+    if not item.check.ok or not item.from_range:
+        return
+    item.results, [item.features] = _checks_with_features(
+        item, list(item.spec.checks), worktree, pinned, "",
+        [(_requirement(item.spec), item.features_file)])
+    if item.old_spec is not None and not item.old_spec.checks:
+        item.base_results = []
+        if _requirement(item.old_spec) is not None:
+            from meridian.gates import completion
+
+            item.base_features = completion.judge(worktree, str(item.base_features_file),
+                                                  _requirement(item.old_spec), [])
+
+
+def _judged(item: _Recheck, worktree: Path, pinned: str, spec: Any, snap: Any,
+            results: list[Any], features: Any, base: str | None) -> tuple[Any, Any]:
+    """The bundle of ``spec`` (the pushed gate or the base's) and its mutation smoke
+    check, run as submit runs it; the tree is put back after the mutants."""
+    from meridian.gates.lifecycle import _mutation_check, build_bundle
+
+    bundle = build_bundle(item.here, spec, snap, results, base)
+    if features is not None:
+        bundle.notes.extend(features.notes)
+    mutation = _mutation_check(item.here, spec, snap, bundle, results, None)
+    if mutation is not None:
+        _pristine(worktree, pinned)
+    return bundle, mutation
+
+
+def _judge(item: _Recheck, worktree: Path, pinned: str, reevaluate: bool, base: str | None,
+           base_harness: BaseHarness | None) -> None:
+    """Phase 3: the offline scan (and with ``reevaluate`` the configured evaluator) on
+    what the checks gave, with the required features and the mutation smoke check added
+    as submit adds them; where the range changed anything of the gate that decides what
+    the scan sees or how it judges (checks, evaluation settings, switched-off scan checks,
+    artifacts, exclude, mutation, required features), the scan as the base defined it
+    too."""
+    from meridian.evaluators import EvaluatorUnavailable, evaluate
+    from meridian.gates import artifacts, completion
+    from meridian.gates.definition import evaluator_settings
+    from meridian.gates.lifecycle import _with_mutation
+    from meridian.gates.mutation import bundle_note as mutation_note
+
+    check, spec = item.check, item.spec
     # The change is judged from the range's base (or, without one, every artifact as
     # added), never from the gate.started record's base_commit: whoever wrote the
     # events chose that one, and a base at the tip hides every line from the scan.
-    bundle = build_bundle(here, spec, snap, results, base)
+    bundle, mutation = _judged(item, worktree, pinned, spec, item.snap, item.results,
+                               item.features, base)
+    kinds: list[tuple[str, Any, frozenset[str], Any, Any, Any]] = [
+        ("offline scan", item.offline, item.disabled, bundle, item.features, mutation)]
+    old = item.old_spec
+    if old is not None and base_harness is not None:
+        was = evaluator_settings(base_harness.config, old).model_copy(
+            update={"kind": "heuristic", "require": None})
+        seen = (list(old.artifacts), list(old.exclude))
+        narrowed = seen != (list(spec.artifacts), list(spec.exclude))
+        changed = (narrowed or item.base_results is not None or old.mutation != spec.mutation
+                   or _requirement(old) != _requirement(spec))
+        if changed or was != item.offline or base_harness.disabled != item.disabled:
+            results = item.base_results if item.base_results is not None else item.results
+            features = item.base_features if item.base_features is not None else (
+                item.features if _requirement(old) == _requirement(spec) else None)
+            if changed:
+                snap = (artifacts.snapshot(item.here.repo, worktree, old.artifacts)
+                        if narrowed else item.snap)
+                was_bundle, was_mutation = _judged(item, worktree, pinned, old, snap,
+                                                   results, features, base)
+            else:
+                was_bundle, was_mutation = bundle, mutation
+            kinds.append(("offline scan as the base defined it", was, base_harness.disabled,
+                          was_bundle, features, was_mutation))
     if reevaluate:
-        kinds.append(("evaluator", evaluator_settings(here.config, spec), disabled))
-    for label, settings, switched_off in kinds:
+        kinds.append(("evaluator", evaluator_settings(item.here.config, spec), item.disabled,
+                      bundle, item.features, mutation))
+    for label, settings, switched_off, judged, features, mutated in kinds:
         try:
-            verdict = evaluate(bundle, settings, disabled_checks=switched_off, cwd=worktree)
+            verdict = evaluate(judged, settings, disabled_checks=switched_off, cwd=worktree)
         except (EvaluatorUnavailable, MeridianError) as exc:
             check.fail(f"the {label} gave no verdict", f"{label}: no verdict ({exc})")
             continue
+        if features is not None:
+            verdict = completion.add_issues(verdict, features.issues)
+        if mutated is not None:
+            # Without a base every function counts as changed, as every line does for the
+            # scan: a survivor blocks there as a changed one does at submit (CI trusts no
+            # base the events name; the workflow always passes one for a pull request).
+            blocks = verdict.block_pre_existing or base is None
+            verdict = _with_mutation(verdict.model_copy(update={"block_pre_existing": blocks}),
+                                     *mutated).model_copy(
+                update={"block_pre_existing": verdict.block_pre_existing})
+            check.lines.append(f"{label}: {mutation_note(mutated[0])}")
         high = [i for i in verdict.issues if i.severity == "high"]
         if verdict.passed:
             check.lines.append(f"{label} ({verdict.evaluator}): passes, overall {verdict.overall}")
         else:
             check.fail(
-                f"the {label} fails it (overall {verdict.overall} vs {verdict.threshold})",
+                f"the {label} fails it (overall {verdict.overall} vs {verdict.threshold}"
+                + (f"; {high[0].where()} [{high[0].check}] {high[0].message[:200]}" if high
+                   else "") + ")",
                 f"{label} ({verdict.evaluator}): FAILS, overall {verdict.overall} vs "
                 f"{verdict.threshold}" + (f"; {high[0].where()} {high[0].message}" if high else ""))
-    return check
+
+
+def _recheck(project: Any, passed: list[Any], worktree: Path, reevaluate: bool,
+             base: str | None, base_harness: BaseHarness | None) -> list[GateCheck]:
+    """Re-run what each pass rests on, in ``worktree`` (the checked-out commit), with the
+    harness the commit defines and, where the range changed a gate, with the base's too.
+    Order across gates: everything is read first; then every gate's checks as the base
+    defined them; then the checks the range added or changed; then the scans. A check
+    of the range runs after every check the reviewer already trusted."""
+    pinned = str(gitio.head_commit(gitio.open_repo(worktree)))
+    items = [_prepare(project, status, worktree, base_harness) for status in passed]
+    for item in items:
+        _first_checks(item, worktree, pinned)
+    for item in items:
+        _range_checks(item, worktree, pinned)
+    for item in items:
+        if item.snap.subject == item.status.subject:
+            _judge(item, worktree, pinned, reevaluate, base, base_harness)
+    return [item.check for item in items]
 
 
 def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = None,
@@ -465,9 +624,9 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
                 passed = _in_range(project, passed, worktree / "base", report)
         gitio.git(["worktree", "add", "--detach", "--force", str(worktree / "tree"), head],
                   project.root)
-        for status in passed:
-            check = _recheck_gate(project, status, worktree / "tree", reevaluate,
-                                  report.base, base_harness)
+        checks = _recheck(project, passed, worktree / "tree", reevaluate, report.base,
+                          base_harness)
+        for status, check in zip(passed, checks, strict=True):
             _base_needs(check, project, status, statuses, base_harness)
             report.gates.append(check)
     finally:
