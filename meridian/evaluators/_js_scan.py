@@ -207,7 +207,53 @@ def _has_top_level_comma(text: str) -> bool:
     return False
 
 
-def scan_js(path: str, source: str) -> list[Finding]:
+CLASS_DECLARATION = re.compile(r"(?<![\w$.])class\s+([A-Za-z_$][\w$]*)[^{;]*\{")
+EXTENDS = re.compile(r"(?<![\w$.])class\b[^{;]*?\bextends\s+([A-Za-z_$][\w$.]*)")
+DEFAULT_BINDING = re.compile(
+    r"""(?<![\w$.])(?:import\s+([A-Za-z_$][\w$]*)\s*(?:,\s*\{[^}]*\}\s*)?from|"""
+    r"""(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\s*\()\s*\(?\s*(['"`])([^'"`]+)\3""")
+RENAMED_BINDING = re.compile(r"([A-Za-z_$][\w$]*)\s*(?:\bas\b|:)\s*([A-Za-z_$][\w$]*)")
+
+
+def subclassed_classes(files: dict[str, str]) -> frozenset[str]:
+    """Class names some JS/TS class among ``files`` (path -> text) extends: the name
+    after ``extends``, resolved through ``import { A as B }``/``const { A: B } =
+    require(...)``, and, for a default import or ``require`` of a file in the tree, the
+    classes that file declares. A base's ``throw new Error('not implemented')`` is its
+    contract when a subclass implements the method."""
+    names: set[str] = set()
+    masks = {path: mask(text) for path, text in files.items()}
+    declared = {path: {m.group(1) for m in CLASS_DECLARATION.finditer(masked.blank)}
+                for path, masked in masks.items()}
+    for path, masked in masks.items():
+        extended = {m.group(1).split(".")[-1] for m in EXTENDS.finditer(masked.blank)}
+        if not extended:
+            continue
+        renamed = {local: original for original, local in RENAMED_BINDING.findall(masked.blank)}
+        names |= {renamed.get(name, name) for name in extended}
+        for match in DEFAULT_BINDING.finditer(masked.code):
+            local = match.group(1) or match.group(2)
+            if local not in extended or not match.group(4).startswith("."):
+                continue
+            parts: list[str] = []
+            for part in f"{PurePosixPath(path).parent}/{match.group(4)}".split("/"):
+                if part == "..":
+                    if parts:
+                        parts.pop()
+                elif part not in (".", ""):
+                    parts.append(part)
+            stem = "/".join(parts)
+            for candidate, classes in declared.items():
+                bare = re.sub(r"\.[cm]?[jt]sx?$", "", candidate)
+                if stem in (candidate, bare) or bare == f"{stem}/index":
+                    names |= classes
+    return frozenset(names)
+
+
+def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
+            ) -> list[Finding]:
+    """``subclassed``: class names a class in the scanned tree extends (see
+    ``subclassed_classes``)."""
     masked = mask(source)
     newlines = [i for i, c in enumerate(source) if c == "\n"]
     issues: list[Finding] = []
@@ -221,9 +267,13 @@ def scan_js(path: str, source: str) -> list[Finding]:
                               check=check))
 
     stub_lines: set[int] = set()
+    base_spans = [(m.end() - 1, _matching_brace(masked.blank, m.end() - 1))
+                  for m in CLASS_DECLARATION.finditer(masked.blank) if m.group(1) in subclassed]
     for match in THROW_UNFINISHED.finditer(masked.code):
         line = line_of(match.start())
         stub_lines.add(line)
+        if any(start < match.start() < end for start, end in base_spans):
+            continue  # a base class's contract: a subclass in the tree implements it
         add("stub_code", "high", line, "throws a 'not implemented' error: the code is a stub")
 
     for match in FUNCTION_DECLARATION.finditer(masked.blank):

@@ -15,7 +15,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from meridian.evaluators.findings import Finding, Severity
@@ -259,16 +259,46 @@ class _Function:
 
 
 class _Scanner:
-    def __init__(self, path: str, source: str, *, is_test_file: bool) -> None:
+    def __init__(self, path: str, source: str, *, is_test_file: bool,
+                 facts: TreeFacts | None = None) -> None:
         self.path = path
+        self.facts = facts or TreeFacts()
         self.source = source
         self.lines = source.splitlines()
         self.is_test_file = is_test_file
         self.is_stub_file = path.endswith(".pyi")
         self.issues: list[Finding] = []
         self.functions: list[_Function] = []
-        self.subclassed: set[str] = set()  # class names some class here derives from
+        self.subclassed: set[str] = set(self.facts.subclassed)  # class names derived from
         self.asserting_helpers: set[str] = set()  # non-test functions that can fail
+        # `eq = self.assertEqual`, `roundtrip = check_roundtrip`: name -> what it names.
+        self.alias_of: dict[str, str] = {}
+        self.imported: dict[str, str] = {}  # local name -> module it was imported from
+
+    @property
+    def aliases(self) -> set[str]:
+        return set(self.alias_of)
+
+    def collect_aliases(self, tree: ast.Module) -> None:
+        """Names bound to another callable (``eq = self.assertEqual``), and where each
+        imported name comes from."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                source = _dotted(node.value).split(".")[-1]
+                for target in node.targets:
+                    name = target.id if isinstance(target, ast.Name) else (
+                        target.attr if isinstance(target, ast.Attribute) else None)
+                    if name and source and name != source:
+                        self.alias_of[name] = source
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name] = module
+                    if alias.asname and alias.asname != alias.name:
+                        self.alias_of[alias.asname] = alias.name
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name.split(".")[0]] = alias.name
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -513,7 +543,12 @@ class _Scanner:
         fixture, a unittest helper method that asserts): calling one counts. Two rounds,
         so a helper calling an asserting helper counts too."""
         others = [fn for fn in self.functions if not self._is_test(fn)]
-        for _ in range(2):
+        self.asserting_helpers |= self.facts.helpers
+        for _ in range(3):
+            for name, source in self.alias_of.items():
+                if source in self.asserting_helpers or source in FAILING_CALLS \
+                        or ASSERT_HELPER.match(source):
+                    self.asserting_helpers.add(name)
             for fn in others:
                 if fn.node.name not in self.asserting_helpers and self._can_fail(fn.node):
                     self.asserting_helpers.add(fn.node.name)
@@ -521,8 +556,53 @@ class _Scanner:
     def _calls_helper(self, node: ast.Call) -> bool:
         name = _dotted(node.func)
         last = name.split(".")[-1]
-        return last in self.asserting_helpers and (name == last
-                                                   or name.startswith(("self.", "cls.")))
+        root = name.split(".")[0]
+        # `helper(...)`, `self.helper(...)`, `helpers.helper(...)` (a module imported).
+        return last in self.asserting_helpers and (name == last or root in ("self", "cls")
+                                                   or root in self.imported)
+
+    def _unresolved_call(self, fn: _Function) -> str | None:
+        """A call in test ``fn`` the scan cannot follow that could assert: a name imported
+        from a test or helper module outside the scanned files, a ``self.method`` inherited
+        from a base class outside them, a fixture it requests and calls."""
+        params = {a.arg for a in fn.node.args.args} - {"self", "cls"}
+        local = {f.node.name for f in self.functions} | self.asserting_helpers
+        defined = self.facts.defined
+        in_class: set[str] = set()
+        foreign_base = False
+        if fn.cls is not None:
+            in_class = {s.name for s in fn.cls.body
+                        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            foreign_base = any(
+                _dotted(b).split(".")[-1] not in TESTCASE_BASES for b in fn.cls.bases)
+        for node in ast.walk(fn.node):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            if not name:
+                continue
+            root, *rest = name.split(".")
+            last = name.split(".")[-1]
+            if root in ("self", "cls") and len(rest) == 1:
+                if foreign_base and last not in in_class and last not in local \
+                        and last not in defined:
+                    return name
+                continue
+            if root in params and not rest and root not in defined:
+                return name  # a fixture outside the scan, called as a helper
+            module = self.imported.get(root)
+            if not rest:
+                last = self.alias_of.get(root, root)
+            if module is None or last in defined:
+                continue
+            if not rest:
+                if TEST_MODULE.search(module.lstrip(".")) or (
+                        module.startswith(".") and self.is_test_file):
+                    return name
+            elif TEST_MODULE.search(f"{module}.{'.'.join(rest[:-1])}".strip(".")) \
+                    or TEST_MODULE.search(root):
+                return name
+        return None
 
     def _can_fail(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         constants = _local_constants(fn)
@@ -587,7 +667,13 @@ class _Scanner:
                 continue  # a benchmark measures time; it does not assert behaviour
             why = self._why_hollow(fn)
             severity: Severity = "high"
-            if why.startswith("no assert") and self._says_nothing_raises(fn, decorators):
+            unresolved = self._unresolved_call(fn) if why.startswith("no assert") else None
+            if unresolved is not None:
+                # Its helper is defined outside the scanned files: it may well assert.
+                severity = "medium"
+                why = (f"no assertion the scan can see; it calls `{unresolved}`, defined "
+                       "outside the scanned files, which may assert")
+            elif why.startswith("no assert") and self._says_nothing_raises(fn, decorators):
                 # "does not raise" is the assertion: said in its name, docstring or
                 # comments, or checked over many inputs (parametrize, hypothesis).
                 severity = "medium"
@@ -881,9 +967,9 @@ def expected_literals(source: str) -> dict[str, list[object]]:
     return out
 
 
-def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool = False
-                ) -> list[Finding]:
-    scanner = _Scanner(path, source, is_test_file=is_test_file)
+def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool = False,
+                facts: TreeFacts | None = None) -> list[Finding]:
+    scanner = _Scanner(path, source, is_test_file=is_test_file, facts=facts)
     comment_lines = scanner.comments()
     try:
         tree = ast.parse(source)
@@ -902,6 +988,7 @@ def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool =
                                 f"commented-out test: {text.strip()[:120]}")
         return scanner.issues
     scanner.collect_functions(tree)
+    scanner.collect_aliases(tree)
     scanner.collect_helpers()
     scanner.stubs(tree, comment_lines)
     scanner.markers(comment_lines)
@@ -1013,3 +1100,95 @@ def tests_of_file(source: str) -> FileTests | None:
 
     visit(tree.body, "", module_off)
     return FileTests(imports=frozenset(imports), tests=tuple(tests), off=off)
+
+
+# -- what the scan knows across files ----------------------------------------------------
+
+# A module a test imports its helpers from: a test package, a support or helper module.
+TEST_MODULE = re.compile(r"(?:^|\.)(?:[a-z0-9]+_)*(?:tests?|testing|conftest|support|helpers?|"
+                         r"utils?|fixtures?|testlib|testutils?)(?:_[a-z0-9]+)*(?:\.|$)",
+                         re.IGNORECASE)
+# unittest bases whose methods the scan knows (a self.method of theirs is not a helper).
+TESTCASE_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase", "object", "SimpleTestCase",
+                            "TransactionTestCase", "AsyncTestCase"})
+
+
+@dataclass(frozen=True)
+class TreeFacts:
+    """What a file's scan needs to know about the other Python files scanned with it.
+
+    ``subclassed``: class names some class in the tree derives from (``import X as Y``
+    and ``module.X`` resolved to ``X``): a base's ``raise NotImplementedError`` or
+    empty method is its contract when a subclass anywhere in the tree implements it.
+    ``helpers``: functions and methods defined in the tree's test files (conftest,
+    helper modules, base TestCases) that can make a caller fail; ``defined``: every
+    function and method defined there (a call to one that is not a helper is resolved:
+    it cannot fail). ``modules``: the dotted names the tree's Python files import as.
+    """
+
+    subclassed: frozenset[str] = frozenset()
+    helpers: frozenset[str] = frozenset()
+    defined: frozenset[str] = frozenset()
+    modules: frozenset[str] = frozenset()
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the name it was imported as (``from m import X as Y``: Y -> X)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+    return aliases
+
+
+def _module_names(path: str) -> set[str]:
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:]) for i in range(len(parts))}
+
+
+def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
+               is_test_file: Callable[[str], bool]) -> TreeFacts:
+    """``TreeFacts`` of the Python files among ``files`` (path -> text)."""
+    items = list(files.items()) if isinstance(files, dict) else list(files)
+    subclassed: set[str] = set()
+    modules: set[str] = set()
+    scanners: list[_Scanner] = []
+    for path, text in items:
+        if not path.endswith((".py", ".pyi")):
+            continue
+        modules |= _module_names(path)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        aliases = _import_aliases(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+                    last = name.split(".")[-1]
+                    if last:
+                        subclassed.add(aliases.get(last, last))
+        if is_test_file(path):
+            scanner = _Scanner(path, text, is_test_file=True)
+            scanner.collect_functions(tree)
+            scanner.collect_aliases(tree)
+            scanners.append(scanner)
+    defined = {fn.node.name for s in scanners for fn in s.functions if not fn.nested}
+    helpers: set[str] = set()
+    for _ in range(3):
+        before = len(helpers)
+        for scanner in scanners:
+            scanner.asserting_helpers |= helpers
+            scanner.collect_helpers()
+            helpers |= {fn.node.name for fn in scanner.functions
+                        if not fn.nested and fn.node.name in scanner.asserting_helpers}
+            helpers |= scanner.aliases & scanner.asserting_helpers
+        if len(helpers) == before:
+            break
+    return TreeFacts(subclassed=frozenset(subclassed), helpers=frozenset(helpers),
+                     defined=frozenset(defined | helpers), modules=frozenset(modules))

@@ -22,10 +22,12 @@ from meridian.errors import ConfigError
 from meridian.evaluators._python_scan import (
     MARKER,
     FileTests,
+    TreeFacts,
     constant_returns,
     expected_literals,
     scan_python,
     tests_of_file,
+    tree_facts,
 )
 from meridian.evaluators.changes import Ranges, Suppressed, apply_allows, mark_pre_existing
 from meridian.evaluators.findings import SEVERITY_ORDER, Finding
@@ -121,8 +123,12 @@ def is_test_path(path: str) -> bool:
     return pure.suffix == ".rs" and ("tests" in pure.parts[:-1] or name.endswith("_test.rs"))
 
 
-def scan_file(path: str, content: str, *, truncated: bool = False) -> list[Finding]:
-    """Every check's findings in one file (``truncated``: only the start of it was read)."""
+def scan_file(path: str, content: str, *, truncated: bool = False,
+              facts: TreeFacts | None = None, js_facts: frozenset[str] = frozenset()
+              ) -> list[Finding]:
+    """Every check's findings in one file (``truncated``: only the start of it was read;
+    ``facts``/``js_facts``: what the other files scanned with it say, see ``tree_facts``
+    and ``_js_scan.subclassed_classes``)."""
     if not content.strip():
         if truncated or PurePosixPath(path).name in EMPTY_IS_FINE:
             return []
@@ -131,11 +137,11 @@ def scan_file(path: str, content: str, *, truncated: bool = False) -> list[Findi
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in (".py", ".pyi"):
         return scan_python(path, content, is_test_file=is_python_test_file(path),
-                           truncated=truncated)
+                           truncated=truncated, facts=facts)
     if is_js(path):
         from meridian.evaluators._js_scan import scan_js
 
-        return scan_js(path, content)
+        return scan_js(path, content, subclassed=js_facts)
     language = native_language(path, content)
     if language is not None:
         from meridian.evaluators._native_scan import scan_native
@@ -300,8 +306,17 @@ def scan_tree(files: Mapping[str, str], disabled: frozenset[str] = frozenset(), 
     ``features``: feature id -> the test ids the features file lists for it.
     """
     disabled = check_disabled(disabled)
+    # Cross-file facts: subclasses and test helpers defined in other files of the scan.
+    facts = tree_facts({p: t for p, t in files.items() if p.endswith((".py", ".pyi"))},
+                       is_python_test_file)
+    js_facts: frozenset[str] = frozenset()
+    if any(is_js(p) for p in files):
+        from meridian.evaluators._js_scan import subclassed_classes
+
+        js_facts = subclassed_classes({p: t for p, t in files.items() if is_js(p)})
     by_file: dict[str, list[Finding]] = {
-        path: scan_file(path, files[path], truncated=path in truncated) for path in sorted(files)}
+        path: scan_file(path, files[path], truncated=path in truncated, facts=facts,
+                        js_facts=js_facts) for path in sorted(files)}
     for finding in [*hard_coded_answers(files), *untested_changes(files, changed),
                     *features_left_untested(files, changed, features or {})]:
         by_file.setdefault(finding.file or "", []).append(finding)
