@@ -17,7 +17,11 @@ What is recognised (``[REDACTED:<kind>]`` replaces it):
 - passwords in URLs (``scheme://user:password@host``);
 - ``name = value`` assignments whose name ends in a secret word, prefixed or not
   (``password=``, ``DATABASE_PASSWORD=``, ``AWS_SECRET_ACCESS_KEY=``, ``STRIPE_SECRET:``,
-  ``"dbPassword": "..."``): the name is kept, the value replaced;
+  ``"dbPassword": "..."``), each item of a YAML list under such a name, HTTP headers
+  (``X-Api-Key: v``): the name is kept, the value replaced;
+- a flag and its value (``--password v``, ``--api-key v``), mysql-like clients'
+  ``-pVALUE``, ``sshpass -p v``, ``.netrc`` (``machine h login u password v``) and
+  ``.pgpass`` lines (``host:port:db:user:v``);
 - any of the above base64-encoded inside a longer run.
 
 Redaction of a JSON-like value is structural: every string (and every mapping key) is
@@ -55,6 +59,14 @@ _MARK_PREFIX = "[REDACTED"
 # needles (a plain substring test, far cheaper than a regex scan); needles in lower
 # case are looked up in the lower-cased text. Most specific first: an Anthropic key
 # also looks like a generic ``sk-`` key.
+_FLAG_WORD = (r"(?:password|passwd|pass|pwd|passphrase|secret|client[-_]?secret|token|"
+              r"api[-_]?key|apikey|access[-_]?key|secret[-_]?key|auth[-_]?token|"
+              r"access[-_]?token|refresh[-_]?token)")
+# A flag's value: quoted, or a word that is not a flag, a variable or a placeholder.
+_FLAG_VALUE = (r"(?!\[REDACTED)(?!-)(?!\$)(?![<\[{])(?-i:(?![A-Z][A-Z0-9_]*(?![^\s\"';,)\]])))"
+               r"(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\"';,)\]]+)")
+_GLUED_VALUE = r"(?!\[REDACTED)(?!\$)(?!-)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s\"';|&]+)"
+_FLAG_NEEDLES = ("pass", "pwd", "secret", "token", "key")
 _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("private-key", re.compile(
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -107,6 +119,32 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     # before the host ends it); the user may be empty (``redis://:pw@host``).
     ("url-credentials", re.compile(
         r"(?P<keep>://)[^\s/:@\"'<>\[\]]*:(?!//)[^\s/\"'<>]+(?=@[^\s@/\"'<>]+)"), ()),
+    # Heuristic shapes (kind "secret-value", like ``name = value``): the name is kept.
+    # ``--password VALUE``, ``--db-password VALUE``, ``--api-key VALUE``, ``--token VALUE``
+    # (``--password=VALUE`` is an assignment). Not a following flag, a ``$VAR``, or a
+    # placeholder (``--password PASSWORD``, ``<secret>``, ``[TOKEN]``, ``{token}``).
+    ("secret-value", re.compile(
+        r"(?i)(?P<keep>-(?<![\w-]-)-?(?:[a-z0-9]+[-_])*" + _FLAG_WORD + r"[ \t]+)" + _FLAG_VALUE),
+     _FLAG_NEEDLES),
+    # mysql-like clients take the password glued to ``-p`` (``mysql -u root -pS3cret``;
+    # ``-p`` alone prompts), sshpass with or without a space.
+    ("secret-value", re.compile(
+        r"(?P<keep>(?:mysql(?<![\w.-]mysql)|mariadb(?<![\w.-]mariadb))[\w-]*(?![\w.])[^\n]*?(?<=\s)-p)" + _GLUED_VALUE),
+     ("mysql", "mariadb")),
+    ("secret-value", re.compile(
+        r"(?P<keep>sshpass(?<![\w.-]sshpass)(?![\w.])[^\n]*?(?<=\s)-p[ \t]*)" + _GLUED_VALUE),
+     ("sshpass",)),
+    # .netrc: ``machine HOST login USER password VALUE`` (on one line or several).
+    ("secret-value", re.compile(
+        r"(?P<keep>(?:machine(?<![\w-]machine)[ \t]+\S+|default(?<![\w-]default)"
+        r"|login(?<![\w-]login)[ \t]+\S+)"
+        r"(?:\s+(?:login|account|port|protocol|machine)[ \t]+\S+)*\s+password[ \t]+)" + _FLAG_VALUE),
+     ("machine", "login", "default")),
+    # .pgpass: ``host:port:database:user:password``, one entry per line (the port a
+    # number or ``*``, the database not a number: ``file.py:10:5:...`` is a linter's).
+    ("secret-value", _PGPASS := re.compile(
+        r"(?m)^(?P<keep>[ \t]*[^:\s#][^:\s]*:(?:[0-9]+|\*):(?![0-9]+:)[^:\s]+:[^:\s]+:)"
+        r"(?!\[REDACTED)(?:\\.|[^\s\\])+[ \t]*$"), (":",)),
 )
 
 # An AWS secret access key has no prefix: 40 base64 characters. Alone it cannot be told
@@ -128,11 +166,11 @@ _SECRET_WORD = (
     r"access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
     r"private[_-]?key|credentials?|token)"
 )
-_VALUE_START = r"(?!\[REDACTED)(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"'&,;]))"
+_VALUE_START = r"(?!-[ \t])(?!\[REDACTED)(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"'&,;]))"
 # The match starts at the secret word: whatever precedes it (``DATABASE_``, ``db``)
 # stays in the text, so prefixed names need no pattern of their own.
 _ASSIGNMENT_SOURCE = (
-    rf"(?P<head>{_SECRET_WORD}[\"']?\s*[:=]\s*)"
+    rf"(?P<head>{_SECRET_WORD}[\"']?\s*[:=]\s*(?:-[ \t]+)?)"
     rf"(?:(?P<dq>\"){_VALUE_START}[^\"\n]+(?=\")|(?P<sq>'){_VALUE_START}[^'\n]+(?=')"
     rf"|{_VALUE_START}[^\s\"'&,;]+)"
 )
@@ -188,6 +226,9 @@ _PREFILTER_EXACT = re.compile(
 _PREFILTER_LOWER = re.compile(
     r"accountkey=|sharedaccess|sig=|bearer|basic"
     r"|(?:password|passwd|passphrase|pwd|secret|key|token|credentials?)[\"']?\s*[:=]"
+    # a flag and its value, a netrc password, mysql-like clients' glued -p
+    r"|-(?:[a-z0-9]+[-_])*(?:pass|pwd|secret|token|key)[a-z]*[ \t]|password[ \t]"
+    r"|mysql|mariadb|sshpass"
 )
 _PREFILTER_MAX = 4096  # longer text is not prefiltered (see above)
 
@@ -195,6 +236,8 @@ _PREFILTER_MAX = 4096  # longer text is not prefiltered (see above)
 def _may_hold_plain_secret(text: str) -> bool:
     """False only when no pattern of ``_clean_plain`` can match ``text``."""
     if len(text) > _PREFILTER_MAX or _PREFILTER_EXACT.search(text) is not None:
+        return True
+    if ":" in text and _PGPASS.search(text) is not None:
         return True
     lowered = text.lower()
     if len(lowered) != len(text):
@@ -349,16 +392,33 @@ def _redact_assignments(text: str, lowered: str) -> tuple[str, int]:
         matches = _assignment_any_case().finditer(text)
     pieces: list[str] = []
     last = 0
+    mark = MARK.format(kind="secret-value")
     for match in matches:
-        if not _is_assignment(text, match):
+        if match.start() < last or not _is_assignment(text, match):
             continue
         quote = match.group("dq") or match.group("sq") or ""
-        pieces.append(text[last:match.end("head")] + quote + MARK.format(kind="secret-value"))
+        pieces.append(text[last:match.end("head")] + quote + mark)
         last = match.end()
+        head = match.group("head")
+        if "\n" in head and head.rstrip(" \t").endswith("-"):
+            # a YAML list under the name (``password:\n  - a\n  - b``): every item at
+            # the first one's indentation is a value
+            indent = head[head.rindex("\n") + 1:head.rindex("-")]
+            if last < len(text) and text[last] in "\"'":
+                last += 1  # the first item's closing quote stays
+                pieces[-1] += text[last - 1]
+            while (item := _LIST_ITEM.match(text, last)) is not None and item.group(1) == indent:
+                pieces.append(text[last:item.start(2)] + mark)
+                last = item.end()
     if not pieces:
         return text, 0
     pieces.append(text[last:])
     return "".join(pieces), len(pieces) - 1
+
+
+_LIST_ITEM = re.compile(r"\r?\n([ \t]*)-[ \t]+(?!\[REDACTED)(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'&,;]+)")
+# ``X-Api-Key:``, ``Private-Token:``: a header's name (words joined by hyphens).
+_HEADER_NAME = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 
 
 def _is_assignment(text: str, match: re.Match[str]) -> bool:
@@ -378,7 +438,16 @@ def _is_assignment(text: str, match: re.Match[str]) -> bool:
     name = text[name_start:match.end("head")].split(":")[0].rstrip("\"' \t")
     quoted = (name_start > 0 and text[name_start - 1] in "\"'") or \
         match.group("head").rstrip(": \t").endswith(("\"", "'"))
-    return quoted or name.isupper()
+    if quoted or name.isupper():
+        return True
+    # An HTTP header (``X-Api-Key: v``): its words capitalised, or the line starting
+    # with it (``x-api-key: v`` as HTTP/2 writes it, ``> X-Auth-Token: v`` from curl -v).
+    if _HEADER_NAME.fullmatch(name):
+        if all(part[:1].isupper() for part in name.split("-")):
+            return True
+        line_start = text.rfind("\n", 0, name_start) + 1
+        return text[line_start:name_start].strip(" \t<>*") == ""
+    return False
 
 
 def _looks_like_aws_secret(token: str) -> bool:

@@ -47,6 +47,25 @@ PLANTED = [
     ("postgres://app:s3cr3t@db.internal:5432/app", "s3cr3t"),
     ("redis://:p@ss@cache:6379/0", "p@ss"),
     ("mysql://root:pa:ss@localhost/db", "pa:ss"),
+    # rt1 F11: a secret name whose value is not written ``name = value``
+    ("password:\n  - Tr0ub4dor3xyzzy", "Tr0ub4dor3xyzzy"),
+    ("db:\n  password:\n    - 'first-pw-1'\n    - second-pw-2\n", "second-pw-2"),
+    ("db:\n  password:\n    - 'first-pw-1'\n    - second-pw-2\n", "first-pw-1"),
+    ("deploy --password S3cretpw --verbose", "S3cretpw"),
+    ("deploy --password=S3cretpw", "S3cretpw"),
+    ('deploy --db-password "two words"', "two words"),
+    ("gh --api-key k3y-v4lue-77 --token t0k3n-v4lue", "k3y-v4lue-77"),
+    ("gh --api-key k3y-v4lue-77 --token t0k3n-v4lue", "t0k3n-v4lue"),
+    ("mysql -h db -u root -pS3cretpw app", "S3cretpw"),
+    ("mysqldump -u root -p'S3 cret' app > dump.sql", "S3 cret"),
+    ("sshpass -p S3cretpw ssh deploy@host", "S3cretpw"),
+    ("machine github.com login bob password Hunter2Secretxyz", "Hunter2Secretxyz"),
+    ("machine h\n  login u\n  password Hunter2x9\n", "Hunter2x9"),
+    ("db.internal:5432:app:alice:pgP4ss-9tq", "pgP4ss-9tq"),
+    ("localhost:*:*:postgres:pw\\:with-colon", "pw\\:with-colon"),
+    ("X-Api-Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a3928"),
+    ("> x-api-key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a3928"),
+    ("request headers X-Auth-Token: abc123def456", "abc123def456"),
 ]
 
 
@@ -72,6 +91,14 @@ def test_assignment_names_are_kept_and_quotes_survive() -> None:
     "PASSWORD_FILE is read from $DB_PASSWORD", "password=$DB_PASSWORD", "token=${GITHUB_TOKEN}",
     "approval.token_sha256: changed", "max_tokens: 30 input_tokens=5",
     "https://example.com/path?a=1", "see https://user@example.com/x",
+    # must stay readable: test names and results, usage lines, flags with no value,
+    # other tools' -p, linters' path:line:col:code lines, times, prose
+    "password_field_test PASSED", "tests/test_auth.py::test_password_reset PASSED [ 50%]",
+    "test_token_refresh FAILED", "usage: tool [--password PASSWORD] [--token <token>]",
+    "docker login --password-stdin", "run --token-file t.txt --key 2", "--token $TOKEN",
+    "pytest -p no:cacheprovider", "mysql -p app", "src/a.py:10:5:E501:line-too-long",
+    "12:30:45", "the password is checked before the token expires",
+    "the test-api-key: fixture failed", "passed 15/15 (100.0%)",
 ])
 def test_ordinary_text_keeps_its_non_secret_parts(text: str) -> None:
     clean = redact_text(text)

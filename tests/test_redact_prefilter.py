@@ -50,6 +50,8 @@ PIECES = [
     "Token", "credential", "credentials", "\u212a", "\u0130", "\u017f", "\u00e9", "_", ".", "/",
     "+", "%", "~", "$", "${", "}", "[REDACTED", "abcdefghij", "ABCDEFGHIJ", "0123456789",
     "a1B2c3D4e5F6g7H8", "hunter2", "postgres", "https", "question 12", "task-00042", "pass",
+    "--", "-p", "mysql ", "sshpass ", "machine ", "login ", "default ", ":5432:", ":*:", "- ",
+    "X-Api-Key", "x-auth-token",
 ]
 BASE64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 

@@ -34,7 +34,24 @@ AZURE = "Ab1" + "8Q~" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8"  # 40 characters
 GITHUB_FINE = "github_pat_" + "11ABCDEFG0" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8Ue"
 PYPI = "pypi-" + "AgEIcHlwaS5vcmc" + "Zq81Lm3Pw7Rt5Yx2Vb9Nc4Kd6Hf0Gj1Sa8UeZq81Lm3Pw7Rt5Yx2"
 
+# rt1 F11: shapes with a secret name but no ``name = value`` (a YAML list, a flag and
+# its value, netrc, pgpass, a client's glued -p, an HTTP header).
+YAML_LIST_PW = "Tr0ub4dor3xyzzy"
+API_KEY_HEX = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+NETRC_PW = "Hunter2Secretxyz"
+PGPASS_PW = "pgP4ss-9tqWz"
+MYSQL_PW = "MyS3cr3t-Pw77"
+FLAG_PW = "Fl4g-Pw-31337"
+KEEP = "password_field_test PASSED"  # ordinary test output: must stay readable
+
 PLANTED = (
+    f"password:\n  - {YAML_LIST_PW}\n"
+    f"X-Api-Key: {API_KEY_HEX}\n"
+    f"machine github.com login bob password {NETRC_PW}\n"
+    f"db.internal:5432:app:alice:{PGPASS_PW}\n"
+    f"mysql -u root -p{MYSQL_PW} app\n"
+    f"deploy --password {FLAG_PW}\n"
+    f"{KEEP}\n"
     f"DATABASE_PASSWORD={DB_PASSWORD}\n"
     f"export AWS_ACCESS_KEY_ID={AWS_ID}\n"
     f"aws key {AWS_ID} {AWS_SECRET}\n"
@@ -48,7 +65,8 @@ PLANTED = (
     f"pypi {PYPI}\n"
 )
 SECRETS = (AWS_ID, AWS_SECRET, DB_PASSWORD, NPM, PEM_BODY, URL_PASSWORD, AWS_ASSIGNED,
-           STRIPE_SECRET, SLACK, SENDGRID, AZURE, GITHUB_FINE, PYPI)
+           STRIPE_SECRET, SLACK, SENDGRID, AZURE, GITHUB_FINE, PYPI, YAML_LIST_PW,
+           API_KEY_HEX, NETRC_PW, PGPASS_PW, MYSQL_PW, FLAG_PW)
 
 
 def assert_clean(text: str, where: str) -> None:
@@ -78,6 +96,7 @@ def test_check_output_in_evidence_is_redacted(project: Path, cli: Callable[..., 
     evidence = [p for p in Ledger.open(project).listdir("evidence/spec")]
     doc = Ledger.open(project).read_json(f"evidence/spec/{evidence[0]}")
     assert "[REDACTED:" in json.dumps(doc)  # the output is there, its secrets are not
+    assert KEEP in json.dumps(doc)  # and the rest of it reads as it was
     for args in (("why", "spec"), ("gate", "show", "spec"), ("log", "--json")):
         result = cli(*args)
         assert_clean(result.out + result.err, " ".join(args))
