@@ -417,14 +417,51 @@ def tree_names(repo: Repository, tree: pygit2.Tree | None, path: str) -> list[tu
     return sorted((entry.name, entry.type_str == "tree") for entry in node)  # type: ignore[misc]
 
 
-def decode_text(data: bytes) -> str | None:
-    """File content as text, or None for binary content (a NUL byte, or not UTF-8)."""
+# What git's ``working-tree-encoding`` (and editors) write with a byte-order mark: the
+# UTF-32 marks first, as UTF-32-LE's starts with UTF-16-LE's.
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def decode_text(data: bytes, encoding: str | None = None) -> str | None:
+    """File content as text, or None for binary content.
+
+    UTF-8; UTF-16/32 with a byte-order mark (what ``working-tree-encoding=UTF-16LE-BOM``
+    checks out), decoded without the mark; ``encoding``: the one ``.gitattributes`` names
+    for the file (``working-tree-encoding``), tried first. Anything else with a NUL byte,
+    or not UTF-8, is binary."""
+    if encoding:
+        try:
+            text = data.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            pass
+        else:
+            return text.removeprefix("\ufeff")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:4] == b"\x00\x00\xfe\xff":
+        for mark, name in _BOMS:
+            if data.startswith(mark):
+                try:
+                    return data[len(mark):].decode(name)
+                except UnicodeDecodeError:
+                    break
     if b"\0" in data[:8192]:
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def working_tree_encoding(repo: Repository, path: str) -> str | None:
+    """The ``working-tree-encoding`` ``.gitattributes`` gives ``path`` (None: unset, or
+    UTF-8, which needs no decoding of its own)."""
+    try:
+        value = repo.get_attr(path, "working-tree-encoding")
+    except (pygit2.GitError, ValueError):
+        return None
+    if not isinstance(value, str) or value.replace("-", "").lower() == "utf8":
+        return None
+    return value
 
 
 def blob_data(obj: pygit2.Object | None) -> bytes | None:

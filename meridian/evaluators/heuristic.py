@@ -19,7 +19,9 @@ signs that work is missing or cannot be trusted, each a finding with a stable ch
                       with no running test
     empty_file        an artifact that is empty or only whitespace          medium
     syntax_error      a Python artifact that does not parse (the stub and   high
-                      test checks cannot read it, so it must not pass)
+                      test checks cannot read it, so it must not pass); a
+                      source file (py, js/ts, go, rs, java/kt, sh) that
+                      cannot be read as text at all
     swallowed_error   ``except Exception: pass`` / ``catch (e) {}`` in      medium
                       shipped code
 
@@ -59,6 +61,7 @@ from meridian.evaluators.scan import (
     order_key,
     scan_findings,
     scan_tree,
+    unreadable_source,
 )
 
 __all__ = [
@@ -181,6 +184,10 @@ def bundle_scan(bundle: Bundle, disabled: frozenset[str] = frozenset()
     result = scan_tree(files, disabled, changed=changed, truncated=truncated,
                        features=bundle.feature_tests)
     found += map(as_issue, result.findings)
+    # A source file the scan could not read as text is judged unreadable, not skipped.
+    found += [as_issue(finding) for a in bundle.artifacts
+              if a.path not in skip and a.truncated and a.total_chars is None and not a.content
+              if (finding := unreadable_source(a.path)) is not None]
     found += _added_exclusions(bundle, excluded, changed)
     issues = sorted((i for i in found if i.check not in disabled), key=order_key)
     return issues, [as_suppressed(s) for s in result.suppressed], excluded

@@ -41,6 +41,25 @@ NATIVE_LANGUAGES = {".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin"
 _SHEBANG_SHELL = re.compile(r"#!\s*/\S*(?:env\s+)?(?:ba|z|da)?sh\b")
 
 
+# Suffixes of the files a reader of this scan judges: one of them that cannot be read as
+# text is a finding (``unreadable_source``), never a silent skip.
+SOURCE_SUFFIXES = frozenset({".py", ".pyi", *JS_SUFFIXES, *NATIVE_LANGUAGES})
+
+
+def unreadable_source(path: str) -> Finding | None:
+    """A high ``syntax_error`` for a source file (a suffix the scan has a reader for)
+    whose content could not be read as text: not UTF-8, no UTF-16/32 byte-order mark,
+    not in the working-tree encoding ``.gitattributes`` names. The scan reads none of it
+    (a stub checked out as UTF-16 looks binary), so it fails closed; other binary files
+    (images, archives) are not judged. No line: it is part of the change wherever it is."""
+    if PurePosixPath(path).suffix.lower() not in SOURCE_SUFFIXES:
+        return None
+    return Finding(severity="high", file=path, line=None, check="syntax_error",
+                   message=f"{path}: source file that cannot be read as text (not UTF-8, "
+                           "no UTF-16/32 byte-order mark, not in the working-tree-encoding "
+                           ".gitattributes names): the scan cannot judge what it holds")
+
+
 def is_js(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in JS_SUFFIXES
 

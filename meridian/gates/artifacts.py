@@ -34,11 +34,12 @@ def _header(path: str) -> str:
     return json.dumps(path) if _NEEDS_QUOTES.search(path) else path
 
 
-def _text(data: bytes) -> tuple[str | None, bool]:
-    """(text, exact): UTF-8 text as is; text with no NUL byte that is not UTF-8 (a
-    latin-1 source file) decoded with replacement characters, so it is still shown;
-    None for binary content."""
-    text = gitio.decode_text(data)
+def _text(data: bytes, encoding: str | None = None) -> tuple[str | None, bool]:
+    """(text, exact): UTF-8 text as is, UTF-16/32 with a byte-order mark and text in the
+    ``encoding`` ``.gitattributes`` names decoded (``gitio.decode_text``); text with no
+    NUL byte that is not UTF-8 (a latin-1 source file) decoded with replacement
+    characters, so it is still shown; None for binary content."""
+    text = gitio.decode_text(data, encoding)
     if text is not None:
         return text, True
     if b"\0" in data:
@@ -79,14 +80,29 @@ def _content(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def artifact_files(files: dict[str, bytes]) -> tuple[list[ArtifactFile], list[str]]:
-    """Bundle entries for ``files`` and notes on what was shortened or left out."""
+def encodings(repo: gitio.Repository, paths: Sequence[str]) -> dict[str, str]:
+    """Per path, the ``working-tree-encoding`` ``.gitattributes`` gives it, where one is
+    set: git checks such a file out in that encoding (UTF-16 say), and the scan must read
+    it as such, not skip it as binary."""
+    out = {}
+    for path in paths:
+        encoding = gitio.working_tree_encoding(repo, path)
+        if encoding:
+            out[path] = encoding
+    return out
+
+
+def artifact_files(files: dict[str, bytes], encoding: dict[str, str] | None = None,
+                   ) -> tuple[list[ArtifactFile], list[str]]:
+    """Bundle entries for ``files`` and notes on what was shortened or left out
+    (``encoding``: per path, the working-tree encoding ``.gitattributes`` names)."""
     from meridian.evaluators.models import ArtifactFile  # pydantic: only when building a bundle
 
     out: list[ArtifactFile] = []
     notes: list[str] = []
+    named = encoding or {}
     for path, data in files.items():
-        text, exact = _text(data)
+        text, exact = _text(data, named.get(path))
         if text is not None and not exact:
             notes.append(f"{path}: not valid UTF-8: shown with U+FFFD for the bytes that are not")
         if text is None:
@@ -111,7 +127,8 @@ def base_files(repo: gitio.Repository, base_commit: str | None,
 
 
 def changed_lines(base_commit: str | None, before: dict[str, bytes],
-                  current: dict[str, bytes]) -> dict[str, list[tuple[int, int]]] | None:
+                  current: dict[str, bytes], encoding: dict[str, str] | None = None,
+                  ) -> dict[str, list[tuple[int, int]]] | None:
     """Per artifact file, the line ranges added or changed since the base commit (a file
     new since then: all of it; an unchanged file is absent). None without a base commit:
     there is nothing to compare with, so the whole tree is the change."""
@@ -127,7 +144,7 @@ def changed_lines(base_commit: str | None, before: dict[str, bytes],
         old = before.get(path)
         if old == data:
             continue
-        new_text = gitio.decode_text(data)
+        new_text = gitio.decode_text(data, (encoding or {}).get(path))
         if new_text is None:
             continue
         old_text = None if old is None else gitio.decode_text(old)
@@ -150,7 +167,8 @@ def _lines(text: str) -> list[str]:
 
 def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequence[str],
                current: dict[str, bytes], *,
-               before: dict[str, bytes] | None = None) -> tuple[str, list[str]]:
+               before: dict[str, bytes] | None = None,
+               encoding: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """Unified diff of the artifacts from ``base_commit`` to the work tree, and notes.
 
     With no base commit (the repository had no commits when the gate started) every
@@ -164,7 +182,7 @@ def diff_since(repo: gitio.Repository, base_commit: str | None, patterns: Sequen
         if old == new:
             continue
         old_text = "" if old is None else _text(old)[0]
-        new_text = "" if new is None else _text(new)[0]
+        new_text = "" if new is None else _text(new, (encoding or {}).get(path))[0]
         if old_text is None or new_text is None:
             chunks.append(f"Binary file {_header(path)} changed\n")
             continue

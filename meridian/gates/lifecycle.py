@@ -269,14 +269,15 @@ def _with_mutation(verdict: Verdict, report: MutationReport,
 
 def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
                  results: list[CheckResult], base_commit: str | None) -> Bundle:
-    files, notes = artifacts.artifact_files(snap.files)
+    encoding = artifacts.encodings(project.repo, list(snap.files))
+    files, notes = artifacts.artifact_files(snap.files, encoding)
     before = artifacts.base_files(project.repo, base_commit, spec.artifacts)
     diff, diff_notes = artifacts.diff_since(project.repo, base_commit, spec.artifacts, snap.files,
-                                            before=before)
+                                            before=before, encoding=encoding)
     if not base_commit:
         notes.append("the repository had no commit when the gate started: "
                      "the diff shows every artifact as added, and every line is judged")
-    changed = artifacts.changed_lines(base_commit, before, snap.files)
+    changed = artifacts.changed_lines(base_commit, before, snap.files, encoding)
     from meridian.evaluators.changes import added_allow_notes
 
     allow_notes = added_allow_notes(

@@ -157,15 +157,18 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
     head = gitio.head_commit(repo)
     head_oid = gitio.Oid(hex=head) if head else None
     removed: dict[str, str] | None = None  # files this commit deletes, read when needed
+    unreadable: list[str] = []  # staged files that are not text (a source one is a finding)
     for paths in owners.values():
         for path in paths:
             oid = staged.get(path)
-            if oid is None or path in texts:
+            if oid is None or path in texts or path in unreadable:
                 continue
             if facts.scan_excluded(path, facts.gates_for_path(path)):
                 continue
             text = gitio.decode_text(gitio.read_blob(repo, oid))
-            if text is not None:
+            if text is None:
+                unreadable.append(path)
+            else:
                 texts[path] = text
                 # The staged hunks: what this commit changes in the file (a file moved or
                 # renamed by this commit: against its old self).
@@ -177,12 +180,16 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                     source = rename_source(text, removed) if removed else None
                     old = None if source is None else removed[source]
                 changed[path] = changed_lines(old, text)
-    if not texts:
+    if not texts and not unreadable:
         return []
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
-    from meridian.evaluators.scan import scan_tree
+    from meridian.evaluators.scan import scan_tree, unreadable_source
 
-    found = scan_tree(texts, facts.heuristic_disabled(), changed=changed).findings
+    disabled = facts.heuristic_disabled()
+    found = scan_tree(texts, disabled, changed=changed).findings
+    # A staged source file that cannot be read as text is refused, not skipped.
+    found += [f for path in unreadable if (f := unreadable_source(path)) is not None
+              and f.check not in disabled]
     refusals = []
     for gate, paths in owners.items():
         # Outside the staged hunks too when the gate says so (evaluator.block_pre_existing).
