@@ -205,7 +205,7 @@ def _harness_changes(repo: gitio.Repository, root: Path, base: str | None,
             after = gitio.blob_data(gitio.tree_entry(repo, tree, path))
             if before == after:
                 continue
-            described = harness.describe(path, before, after)
+            described = harness.describe(path, before, after, harness.roles_of(paths))
             mark = " **(weakens enforcement)**" if described.weakening else ""
             report.harness.append(f"`{commit[:10]}` {info.summary}: "
                                   + "; ".join(described.changes) + mark)

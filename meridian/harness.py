@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -252,7 +252,29 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 # Config keys whose change weakens enforcement (any other change is recorded, unmarked).
 _WEAKENING_CONFIG = ("evaluator.kind", "evaluator.command", "approval.allow_non_interactive",
-                     "hooks.block_stale_on_push", "paths.gates", "paths.rules", "branch")
+                     "hooks.block_stale_on_push", "paths.gates", "paths.rules",
+                     "paths.features", "branch", "evaluator.anthropic.base_url",
+                     "evaluator.claude_code.executable")
+# Config keys that make the judgement stricter when set: changing or dropping a value
+# that was set weakens (``evaluator.require: model``, ``block_pre_existing: true``, the
+# environment's base URL refused).
+_STRICTER_WHEN_SET = ("evaluator.require", "evaluator.block_pre_existing")
+_LOOSER_WHEN_SET = ("evaluator.anthropic.allow_env_base_url",
+                    "evaluator.claude_code.allow_env_base_url")
+
+
+def _config_weakens(key: str, old: Any, new: Any) -> bool:
+    if key in _WEAKENING_CONFIG:
+        return True
+    if key == "evaluator.threshold":
+        return _lower(old, new)
+    if key in _STRICTER_WHEN_SET:
+        return bool(old)
+    if key in _LOOSER_WHEN_SET:
+        return bool(new)
+    if key == "hooks.claude_stop_retry_cap":  # fewer blocked stops before one goes through
+        return _lower(old if old is not None else 3, new if new is not None else 3)
+    return False
 
 
 def _describe_config(before: Any, after: Any, out: Description) -> None:
@@ -261,8 +283,7 @@ def _describe_config(before: Any, after: Any, out: Description) -> None:
         if old.get(key) == new.get(key):
             continue
         label = "evaluator" if key == "evaluator.kind" else key
-        weak = key in _WEAKENING_CONFIG or (key == "evaluator.threshold"
-                                            and _lower(old.get(key), new.get(key)))
+        weak = _config_weakens(key, old.get(key), new.get(key))
         out.add(f"{label}: {old.get(key, '(default)')} -> {new.get(key, '(default)')}",
                 weakens=weak)
 
@@ -284,9 +305,32 @@ def _describe_features(before: Any, after: Any, out: Description) -> None:
             out.add(f"feature {feature}: tests changed", weakens=True)
 
 
-def describe(path: str, before: bytes | None, after: bytes | None) -> Description:
-    """What changed in one harness file, in words, and whether it weakens enforcement."""
+# What each harness file is, by the path the project configures for it (``roles``):
+# the defaults when the caller knows no configuration.
+DEFAULT_ROLES = {".meridian/config.yaml": "config", ".meridian/gates.yaml": "gates",
+                 ".meridian/rules.yaml": "rules", ".meridian/features.yaml": "features"}
+_DESCRIBERS = {"gates": _describe_gates, "rules": _describe_rules, "config": _describe_config,
+               "features": _describe_features}
+
+
+def describe(path: str, before: bytes | None, after: bytes | None,
+             roles: dict[str, str] | None = None) -> Description:
+    """What changed in one harness file, in words, and whether it weakens enforcement.
+
+    ``roles``: path -> what the file is (``config``, ``gates``, ``rules``, ``features``,
+    or ``program``: a file a command evaluator runs), as ``harness_paths`` gives them for
+    the project's configured paths; the describer is chosen by that, never by the file's
+    name (a gates file moved to ``.meridian/graph.yaml`` is still described as one)."""
     out = Description()
+    role = (DEFAULT_ROLES if roles is None else roles).get(path)
+    if role == "program":
+        if before is None:
+            out.add(f"evaluator program {path} added")
+        elif after is None:
+            out.add(f"evaluator program {path} removed", weakens=True)
+        else:  # the judge itself edited: it may now print 10s
+            out.add(f"evaluator program {path} changed", weakens=True)
+        return out
     old, new = _load(before), _load(after)
     if before is not None and after is None:
         out.add(f"{path} removed", weakens=True)
@@ -297,9 +341,7 @@ def describe(path: str, before: bytes | None, after: bytes | None) -> Descriptio
     if "<unparsable>" in (old, new):
         out.add(f"{path}: changed (not parsable as YAML)", weakens=True)
         return out
-    name = path.rsplit("/", 1)[-1]
-    describer = {"gates.yaml": _describe_gates, "rules.yaml": _describe_rules,
-                 "config.yaml": _describe_config, "features.yaml": _describe_features}.get(name)
+    describer = _DESCRIBERS.get(role or "")
     if describer is None:
         out.add(f"{path} changed")
     else:
@@ -329,11 +371,12 @@ def _recorded_pairs(ledger: Any) -> set[tuple[tuple[str, str | None, str | None]
 
 def _event(ledger: Any, files: list[tuple[str, str | None, str | None]],
            texts: dict[str, tuple[bytes | None, bytes | None]], *, commit: str | None,
-           source: str, note: str | None = None) -> dict[str, Any]:
+           source: str, note: str | None = None,
+           roles: dict[str, str] | None = None) -> dict[str, Any]:
     description = Description()
     for path, _, _ in files:
         before, after = texts[path]
-        part = describe(path, before, after)
+        part = describe(path, before, after, roles)
         description.changes += part.changes
         description.weakening = description.weakening or part.weakening
     if note is not None:
@@ -374,7 +417,8 @@ def record_staged(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...],
         texts[path] = (before, after)
     if not files or tuple(sorted(files)) in _recorded_pairs(ledger):
         return None
-    return _event(ledger, files, texts, commit=None, source="pre-commit")
+    return _event(ledger, files, texts, commit=None, source="pre-commit",
+                  roles=roles_of(paths))
 
 
 def catch_up(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -417,7 +461,7 @@ def catch_up(repo: gitio.Repository, ledger: Any, paths: tuple[str, ...]) -> lis
         if not files or tuple(sorted(files)) in recorded:
             continue
         written.append(_event(ledger, files, texts, commit=commit, source="catch-up",
-                              note=None if written else cut))
+                              note=None if written else cut, roles=roles_of(paths)))
         recorded.add(tuple(sorted(files)))
     try:
         marker.write_text(f"{head} {ledger.tip()}\n")
@@ -458,14 +502,65 @@ def line(record: Any) -> str:
             + (f"  [{', '.join(marks)}]" if marks else ""))
 
 
-def harness_paths(root: Any) -> tuple[str, ...]:
-    """The harness files of the project at ``root``, as git names them."""
+class HarnessPaths(tuple[str, ...]):
+    """The harness files (a tuple of paths, as git names them) with what each one is
+    (``roles``: path -> ``config``/``gates``/``rules``/``features``/``program``)."""
+
+    roles: dict[str, str]
+
+    def __new__(cls, roles: dict[str, str]) -> Self:
+        made = super().__new__(cls, tuple(roles))
+        made.roles = dict(roles)
+        return made
+
+
+def roles_of(paths: tuple[str, ...]) -> dict[str, str] | None:
+    """The roles ``harness_paths`` gave ``paths`` (None: plain paths, the default roles)."""
+    return paths.roles if isinstance(paths, HarnessPaths) else None
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def _programs(root: Any, config: Any, gates_path: str) -> list[str]:
+    """The tracked files the configured and per-gate evaluator commands name."""
+    from pathlib import Path
+
+    from meridian import yamlio
+    from meridian.gates.programs import command_files
+
+    base = Path(root)
+    commands = [config.evaluator.command]
+    try:
+        data = yamlio.load(base / gates_path).data
+    except Exception:  # noqa: BLE001 - an unreadable gates file names no program
+        data = None
+    gates = data.get("gates") if isinstance(data, dict) else None
+    for gate in gates if isinstance(gates, list) else []:
+        evaluate = gate.get("evaluate") if isinstance(gate, dict) else None
+        if isinstance(evaluate, dict) and isinstance(evaluate.get("command"), str):
+            commands.append(evaluate["command"])
+    found: list[str] = []
+    for command in commands:
+        found += command_files(base, command if isinstance(command, str) else None)
+    return found
+
+
+def harness_paths(root: Any) -> HarnessPaths:
+    """The harness files of the project at ``root``, as git names them: the config, and
+    the gates, rules and features files at the paths it configures, and the tracked
+    files an evaluator command names (``meridian.gates.programs``)."""
     try:
         from meridian.config import load_config
 
         config = load_config(root)
-        named = (".meridian/config.yaml", str(config.paths.gates), str(config.paths.rules),
-                 str(config.paths.features))
+        roles = {_norm(".meridian/config.yaml"): "config"}
+        for role, path in (("gates", config.paths.gates), ("rules", config.paths.rules),
+                           ("features", config.paths.features)):
+            roles.setdefault(_norm(str(path)), role)
+        for program in _programs(root, config, str(config.paths.gates)):
+            roles.setdefault(program, "program")
     except Exception:  # noqa: BLE001 - an unreadable config still has the default files
-        named = DEFAULT_FILES
-    return tuple(dict.fromkeys(os.path.normpath(p).replace(os.sep, "/") for p in named))
+        roles = {_norm(p): DEFAULT_ROLES[p] for p in DEFAULT_FILES}
+    return HarnessPaths(roles)

@@ -35,8 +35,9 @@ holds now, read from the branch, the work tree and the files (never from the vie
    pass must be at or above its gate's threshold now (``snapshot._below_floor``), the
    artifact globs and the graph (order and needs) are the graph's. ``gate submit``
    also records, in the pass's evidence document (on the branch, added with the
-   verdict), the sha256 of the config, gate graph and features files and Meridian's
-   version (``definition_files``): they must be byte for byte the files now, and a
+   verdict), the sha256 of the config, gate graph and features files (and of the files
+   a command evaluator runs, its ``programs``) and Meridian's version
+   (``definition_files``): they must be byte for byte the files now, and a
    pass recorded without them (older Meridian) is derived in full.
 4. **The artifacts are the ones judged**: the work tree listed and the gate's files
    hashed into a tree id as the full path does, without pygit2
@@ -635,7 +636,12 @@ def _check_pass(root: Path, facts: dict[str, Any], document: dict[str, Any],
     if evidence_blob is None or evidence_blob[0] != "blob":
         raise _No("no evidence")
     evidence = json.loads(evidence_blob[1])
-    paths = [CONFIG_FILE, facts["gates_path"], facts["features_path"]]
+    # The files a command evaluator runs (the recorded definition's ``programs``) are
+    # definition files too; the definition hashed now below names them again.
+    recorded = evidence.get("definition") if isinstance(evidence, dict) else None
+    programs = recorded.get("programs") if isinstance(recorded, dict) else None
+    paths = [CONFIG_FILE, facts["gates_path"], facts["features_path"],
+             *(programs if isinstance(programs, dict) else ())]
     bound = evidence.get("definition_files")
     if not isinstance(bound, dict) or {k: v for k, v in bound.items() if k != "gates"} \
             != definition_files(root, paths):

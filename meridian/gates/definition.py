@@ -21,7 +21,11 @@ passed gate stale. Only what can change an outcome is in it:
   definition; the verdict's ``evaluator`` records what ran), ``threshold``, ``command``
   when the kind is ``command``, the model when the kind is ``auto`` or ``anthropic``;
 - for a gate requiring hardened features (``feature_tests``), each one's test lists
-  from the features file (None while the file does not list it).
+  from the features file (None while the file does not list it);
+- for a gate judged by ``evaluator: command``, the git blob id of each tracked file of
+  the project the command names (``programs``: ``python3 tools/judge.py`` runs
+  ``tools/judge.py``, and editing it into a rubber stamp makes the pass stale;
+  ``meridian.gates.programs``), present only when it names one.
 
 ``description``, ``needs`` and ``estimate_hours`` are not in it: ``needs`` are enforced
 by the state of the gates they name, and the other two do not decide anything.
@@ -101,8 +105,17 @@ def definition(graph: Graph, gate_id: str) -> dict[str, Any]:
         gate["exclude"] = list(spec.exclude)
     if spec.mutation != MutationSpec():
         gate["mutation"] = spec.mutation.model_dump(mode="json")
-    defined: dict[str, Any] = {
-        "gate": gate, "evaluator": _evaluator(evaluator_settings(graph.config, spec))}
+    settings = evaluator_settings(graph.config, spec)
+    defined: dict[str, Any] = {"gate": gate, "evaluator": _evaluator(settings)}
+    if settings.kind == "command":
+        # The repository files the command runs (``python3 tools/judge.py``): editing
+        # one changes the judge. Present only when the command names one, so a command
+        # verdict bound before this was hashed stays current unless it runs a file.
+        from meridian.gates.programs import blob_id, command_files
+
+        named = command_files(graph.root, settings.command)
+        if named:
+            defined["programs"] = {path: blob_id(graph.root / path) for path in named}
     if spec.features is not None and spec.features.hardened:
         # What proves each required feature: editing its test lists is a change of definition.
         defined["feature_tests"] = {

@@ -217,7 +217,9 @@ def _definition_files(project: Project, gate: str,
     from meridian.config import CONFIG_PATH, load_config
     from meridian.gates.graph import load_graph
 
-    paths = [CONFIG_PATH.as_posix(), project.config.paths.gates, project.config.paths.features]
+    programs = defined.get("programs")  # the files a command evaluator runs
+    paths = [CONFIG_PATH.as_posix(), project.config.paths.gates, project.config.paths.features,
+             *(programs if isinstance(programs, dict) else ())]
     try:
         before = definition_files(project.root, paths)
         graph = load_graph(project.root, load_config(project.root))
