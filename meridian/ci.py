@@ -326,6 +326,35 @@ def _pristine(worktree: Path, commit: str) -> None:
     gitio.git(["clean", "-qffdx"], worktree, check=False)
 
 
+def _widest_base(project: Any, gate: str, base: str | None) -> str | None:
+    """The range's ``base``, or the first base the gate's own events recorded
+    (``gate.started``/``gate.reopened``, in ledger order) that is an ancestor of it: the
+    change the gate's judgements were scoped to began there, and widening the change can
+    only judge more lines as new, never hide one. None stays None (everything is new)."""
+    if base is None:
+        return None
+    from meridian.gates import events as ev
+    from meridian.ledger import EVENTS
+
+    repo = project.repo
+    try:
+        tip = gitio.Oid(hex=base)  # resolved to a full id by _resolve_base
+    except ValueError:
+        return base
+    for record in project.ledger.records(EVENTS):
+        if record.kind not in (ev.STARTED, ev.REOPENED) or record.data.get("gate") != gate:
+            continue
+        recorded = record.data.get("base_commit")
+        if not isinstance(recorded, str) or len(recorded) != 40:
+            continue
+        try:
+            if gitio.is_ancestor(repo, gitio.Oid(hex=recorded), tip):
+                return recorded
+        except Exception:  # noqa: BLE001, S112 - a commit this clone lacks widens nothing
+            continue
+    return base
+
+
 @dataclass
 class _Recheck:
     """One re-checked pass across the three phases of ``run_ci`` (every gate's checks as
@@ -483,10 +512,14 @@ def _judge(item: _Recheck, worktree: Path, pinned: str, reevaluate: bool, base: 
 
     check, spec = item.check, item.spec
     # The change is judged from the range's base (or, without one, every artifact as
-    # added), never from the gate.started record's base_commit: whoever wrote the
-    # events chose that one, and a base at the tip hides every line from the scan.
+    # added), never from a later gate.started record's base_commit: whoever wrote the
+    # events chose that one, and a base at the tip hides every line from the scan. A
+    # base the gate recorded that is an ancestor of the range's only widens the change:
+    # it is used, so code committed past the hooks after an earlier pass is judged as
+    # new here too (``_widest_base``).
+    scope = _widest_base(item.here, item.status.gate, base)
     bundle, mutation = _judged(item, worktree, pinned, spec, item.snap, item.results,
-                               item.features, base)
+                               item.features, scope)
     kinds: list[tuple[str, Any, frozenset[str], Any, Any, Any]] = [
         ("offline scan", item.offline, item.disabled, bundle, item.features, mutation)]
     old = item.old_spec
@@ -505,7 +538,7 @@ def _judge(item: _Recheck, worktree: Path, pinned: str, reevaluate: bool, base: 
                 snap = (artifacts.snapshot(item.here.repo, worktree, old.artifacts)
                         if narrowed else item.snap)
                 was_bundle, was_mutation = _judged(item, worktree, pinned, old, snap,
-                                                   results, features, base)
+                                                   results, features, scope)
             else:
                 was_bundle, was_mutation = bundle, mutation
             kinds.append(("offline scan as the base defined it", was, base_harness.disabled,

@@ -542,8 +542,12 @@ def reopen_gate(project: Project, gate: str, reason: str) -> Record:
         raise MeridianError(f"{gate} has not been started; nothing to reopen")
     if status.state == "in_progress":
         raise MeridianError(f"{gate} is already in progress (since {status.started_at})")
+    # The base the gate had (the commit it was first started at), not HEAD now: code
+    # committed since its last pass (past the hooks, --no-verify) is judged as new, never
+    # laundered as "pre-existing" by a reopen (docs/gates.md, "Reopening").
+    base = status.base_commit or gitio.head_commit(project.repo)
     return project.ledger.emit(ev.REOPENED, {
-        "gate": gate, "reason": reason.strip(), "base_commit": gitio.head_commit(project.repo),
+        "gate": gate, "reason": reason.strip(), "base_commit": base,
     })
 
 
