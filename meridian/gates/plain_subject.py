@@ -22,7 +22,8 @@ git and libgit2 both do:
   with no negation, a path is ignored exactly when some pattern matches it, whatever
   the sources' precedence; a UTF-8 byte order mark starting a file is skipped, as git
   and libgit2 do;
-- paths that UTF-8 cannot spell, a ``.gitignore`` that is a symlink or not a file.
+- paths that UTF-8 cannot spell, a ``.gitignore`` that is a symlink or not a file, no
+  ``HOME`` (libgit2 then reads the passwd entry's home).
 
 Anything else returns None: the caller derives with pygit2.
 """
@@ -144,13 +145,14 @@ def _read_optional(path: Path) -> bytes | None:
 
 def _global_rules(gitdir: Path, common: Path) -> list[_Rule]:
     home = os.environ.get("HOME")
+    if not home:
+        # libgit2 then looks for ~/.gitconfig and the global ignore file in the passwd
+        # entry's home, git in none: not guessed
+        raise _Unsure
     xdg = os.environ.get("XDG_CONFIG_HOME")
-    configs = [common / "config", gitdir / "config.worktree", Path("/etc/gitconfig")]
-    xdg_dir = Path(xdg) / "git" if xdg else (Path(home) / ".config" / "git" if home else None)
-    if home:
-        configs.append(Path(home) / ".gitconfig")
-    if xdg_dir is not None:
-        configs.append(xdg_dir / "config")
+    xdg_dir = Path(xdg) / "git" if xdg else Path(home) / ".config" / "git"
+    configs = [common / "config", gitdir / "config.worktree", Path("/etc/gitconfig"),
+               Path(home) / ".gitconfig", xdg_dir / "config"]
     for config in configs:
         try:
             data = config.read_bytes()
@@ -162,8 +164,8 @@ def _global_rules(gitdir: Path, common: Path) -> list[_Rule]:
             raise _Unsure
     # The global ignore file: where libgit2 looks for it depends on the search path it
     # fixed when it was loaded (``pygit2.settings``), so one that exists is not guessed.
-    for home_dir in {xdg_dir, None if home is None else Path(home) / ".config" / "git"}:
-        if home_dir is not None and os.path.lexists(home_dir / "ignore"):
+    for home_dir in {xdg_dir, Path(home) / ".config" / "git"}:
+        if os.path.lexists(home_dir / "ignore"):
             raise _Unsure
     text = _read_optional(common / "info" / "exclude")
     return [] if text is None else _rules("", text)

@@ -137,3 +137,16 @@ def test_the_copied_constants_are_their_sources() -> None:
                  b'{"id":"' + b"a" * 32 + b'","id":"b"}', b"not json", b'["id"]',
                  json.dumps({"id": 3}).encode()):
         assert status_passes._line_id(line) == line_id(line)
+
+
+def test_no_home_is_not_guessed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With HOME unset, libgit2 reads ~/.gitconfig (an excludesFile) and the global
+    ignore file from the passwd entry's home: the plain listing does not answer."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = _project(tmp_path, 1)
+    (root / ".gitignore").write_text("*.log\n")
+    assert plain_subject.worktree_files(root, root / ".git", root / ".git") is not None
+    monkeypatch.delenv("HOME")
+    assert plain_subject.worktree_files(root, root / ".git", root / ".git") is None
+    monkeypatch.setenv("HOME", "")
+    assert plain_subject.worktree_files(root, root / ".git", root / ".git") is None
