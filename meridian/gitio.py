@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -701,11 +702,15 @@ class PackedAppend:
 
     def write(self, durable: bool | None = None) -> packfile.Written:
         """The pack of every object made, on disk and visible; OSError leaves none.
-        ``durable``: fsync it (None: as the git config asks)."""
+        ``durable``: fsync it (None: as the git config asks). The pack is kept (a
+        ``.keep`` file, as git's receive-pack keeps a pack until its refs moved) from
+        before it is visible: the caller releases it (``release_pack``) once the ref
+        names its objects, or the write failed."""
         directory = pack_dir(self.repo)
         return packfile.write(directory, ((kind, data, oid)
                                           for oid, (kind, data) in self.objects.items()),
-                              durable=fsync_packs(self.repo) if durable is None else durable)
+                              durable=fsync_packs(self.repo) if durable is None else durable,
+                              keep=True)
 
 
 def write_packed(append: PackedAppend, durable: bool | None = None) -> packfile.Written:
@@ -1284,7 +1289,9 @@ def small_packs(repo: Repository, exclude: Iterable[str]) -> list[tuple[str, lis
         if not (file.startswith("pack-") and file.endswith(".idx")):
             continue
         name = file[:-4]
-        if name in skip or f"{name}.keep" in present or f"{name}.promisor" in present:
+        if name in skip or f"{name}.promisor" in present:
+            continue
+        if f"{name}.keep" in present and not _stale_own_keep(directory, name):
             continue
         try:
             if os.stat(f"{directory}/{file}").st_size > 1072 + SMALL_PACK_OBJECTS * 28:
@@ -1298,6 +1305,18 @@ def small_packs(repo: Repository, exclude: Iterable[str]) -> list[tuple[str, lis
         found.append((when, name, entries))
     found.sort(key=lambda item: (item[0], item[1]))
     return [(name, entries) for _, name, entries in found]
+
+
+def _stale_own_keep(directory: Path, name: str) -> bool:
+    """Whether ``name``'s .keep is an append's, left by a killed writer (then released)."""
+    try:
+        age = time.time() - os.stat(f"{directory}/{name}.keep").st_mtime
+    except OSError:
+        return False
+    if age < STALE_KEEP_SECONDS or not packfile.own_keep(directory, name):
+        return False
+    packfile.release(directory, name)
+    return True
 
 
 def merge_own_packs(repo: Repository, sources: Sequence[tuple[str, list[packfile.Entry]]], *,
@@ -1344,6 +1363,16 @@ def read_pack(repo: Repository, name: str) -> list[packfile.Entry] | None:
 
 def remove_packs(repo: Repository, names: Iterable[str]) -> None:
     packfile.remove(pack_dir(repo), names)
+
+
+def release_pack(repo: Repository, name: str) -> None:
+    """An append's pack no longer kept (its ref moved, or the write failed)."""
+    packfile.release(pack_dir(repo), name)
+
+
+# An append's .keep older than this was left by a writer killed before its ref moved (an
+# append holds it for milliseconds): the packer releases it and merges the pack.
+STALE_KEEP_SECONDS = 3600.0
 
 
 def loose_commit_since(repo: Repository, tip: Oid, since: Oid | None) -> bool:

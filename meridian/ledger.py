@@ -672,17 +672,22 @@ class Ledger:
         # and reflog line); where libgit2 moves it instead, it finds the commit stored
         # (the same bytes), and a commit it made differently is loose.
         try:
-            oid = gitio.create_commit(repo, self.refname, tree, parents, message,
-                                      expected=tip, sig=sig, stored=made,
-                                      fsync_ref=fsync_ref)
-        except (LedgerConflict, MeridianError):
-            # the branch does not name this commit (another writer moved it first, or the
-            # ref could not move): nothing references the pack, which goes (a retry
-            # writes its own)
-            gitio.remove_packs(repo, [pack.name])
-            raise
-        self._acknowledge(oid, tree, tip, [gitio.Oid(raw=raw) for raw in pack.ids
-                                           if raw != made.raw or oid == made], pack)
+            try:
+                oid = gitio.create_commit(repo, self.refname, tree, parents, message,
+                                          expected=tip, sig=sig, stored=made,
+                                          fsync_ref=fsync_ref)
+            except (LedgerConflict, MeridianError):
+                # the branch does not name this commit (another writer moved it first, or
+                # the ref could not move): nothing references the pack, which goes (a
+                # retry writes its own)
+                gitio.remove_packs(repo, [pack.name])
+                raise
+            self._acknowledge(oid, tree, tip, [gitio.Oid(raw=raw) for raw in pack.ids
+                                               if raw != made.raw or oid == made], pack)
+        finally:
+            # kept until now: a `git repack -a -d` that listed it before the ref moved
+            # would delete it; from here the branch reaches its objects
+            gitio.release_pack(repo, pack.name)
         self._last_trees = append.made
         self._last_commit = (oid, tree)
         self._last_shards = dict(shards_written)

@@ -128,14 +128,56 @@ class _Builder:
 
 def _store(directory: Path, builder: _Builder,
            before_visible: Callable[[str], None] | None = None, *,
-           durable: bool = False) -> Written:
+           durable: bool = False, keep: bool = False) -> Written:
     """Write the pack, then its index under a temporary name renamed into place; with
     ``durable`` each file is fsynced before it is renamed (the index last), as git does
     for a pack under core.fsync / core.fsyncObjectFiles, so a crash cannot leave a ref
-    naming objects whose bytes never reached the disk."""
+    naming objects whose bytes never reached the disk. With ``keep`` a ``.keep`` file
+    of ours guards the pack from before its index appears (``release`` removes it)."""
     pack, index, name = builder.finish()
     if before_visible is not None:
         before_visible(name)
+    if not keep:
+        return _store_files(directory, builder, pack, index, name, durable)
+    _write_keep(directory / f"{name}.keep")
+    try:
+        return _store_files(directory, builder, pack, index, name, durable)
+    except BaseException:
+        release(directory, name)
+        raise
+
+
+# What an append's ``.keep`` file says (git's receive-pack writes "receive-pack PID on
+# HOST"): a pack written before the ref names its objects is one `git repack -a -d`
+# (which deletes every unkept pack it listed, whatever the refs reach by then) or
+# `git gc` must leave alone until the ref moved; git guards its own such packs alike.
+KEEP_MARKER = b"meridian append"
+
+
+def _write_keep(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                 0o644)
+    _write_fd(fd, KEEP_MARKER + b" %d\n" % os.getpid(), path)
+
+
+def own_keep(directory: Path, name: str) -> bool:
+    """Whether pack ``name`` has a ``.keep`` file an append of Meridian wrote."""
+    try:
+        with open(f"{directory}/{name}.keep", "rb") as handle:
+            return handle.read(len(KEEP_MARKER)) == KEEP_MARKER
+    except OSError:
+        return False
+
+
+def release(directory: Path, name: str) -> None:
+    """Remove the ``.keep`` an append wrote for pack ``name`` (another's is left)."""
+    if own_keep(directory, name):
+        with contextlib.suppress(OSError):
+            os.unlink(f"{directory}/{name}.keep")
+
+
+def _store_files(directory: Path, builder: _Builder, pack: bytes, index: bytes, name: str,
+                 durable: bool) -> Written:
     pack_path = directory / f"{name}.pack"
     try:
         fd = os.open(pack_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
@@ -187,7 +229,7 @@ def _write_fd(fd: int, data: bytes, path: Path, durable: bool = False) -> None:
 
 
 def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]], *,
-          durable: bool = False) -> Written:
+          durable: bool = False, keep: bool = False) -> Written:
     """One pack of ``objects`` ((type, data, id) each, stored full) in ``directory``.
 
     OSError (a full disk, say) leaves no pack behind: nothing of it is visible. Its
@@ -202,7 +244,7 @@ def write(directory: Path, objects: Iterable[tuple[int, bytes, bytes]], *,
             raw = head + zlib.compress(data, SMALL_PACK_LEVEL if small else LEVEL)
             entries.append(Entry(oid, builder.add(oid, raw), kind, raw, len(head), len(data),
                                  data=data))
-    written = _store(directory, builder, durable=durable)
+    written = _store(directory, builder, durable=durable, keep=keep)
     _remember(directory, written, entries)
     return written
 
@@ -526,3 +568,4 @@ def remove(directory: Path, names: Iterable[str]) -> None:
         for suffix in (".idx", ".rev", ".bitmap", ".pack"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(where + suffix)
+        release(directory, name)
