@@ -1366,8 +1366,10 @@ def remove_packs(repo: Repository, names: Iterable[str]) -> None:
 
 
 def release_pack(repo: Repository, name: str) -> None:
-    """An append's pack no longer kept (its ref moved, or the write failed)."""
-    packfile.release(pack_dir(repo), name)
+    """An append's pack no longer kept (its ref moved, or the write failed): the
+    ``.keep`` it wrote itself, removed without reading it first."""
+    with contextlib.suppress(OSError):
+        os.unlink(f"{pack_dir(repo)}/{name}.keep")
 
 
 # An append's .keep older than this was left by a writer killed before its ref moved (an
