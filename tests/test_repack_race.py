@@ -140,3 +140,32 @@ def test_the_keep_of_a_writer_killed_before_its_ref_moved_is_released_once_stale
     ledger.pack()
     assert theirs.read_text() == "kept by the user\n"
     assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 1]
+
+
+def test_a_full_disk_on_the_keep_leaves_nothing_and_acknowledges_nothing(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from meridian import packfile
+    from meridian.errors import MeridianError
+
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    tip = ledger.tip()
+    packs = repo / ".git" / "objects" / "pack"
+    before = sorted(p.name for p in packs.iterdir())
+    real = packfile._os_write
+
+    def full(fd, data):  # type: ignore[no-untyped-def]
+        if bytes(data).startswith(packfile.KEEP_MARKER):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(packfile, "_os_write", full)
+    with pytest.raises(MeridianError, match="No space left on device"):
+        ledger.emit("test.append", {"n": 1})
+    monkeypatch.setattr(packfile, "_os_write", real)
+    assert sorted(p.name for p in packs.iterdir()) == before
+    assert Ledger.open(repo).tip() == tip
+    Ledger.open(repo).emit("test.append", {"n": 2})
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 2]
