@@ -324,7 +324,7 @@ def stored_on_branch(repo: Repository, refname: str, oid: Oid, tree: Oid,
         ref = fresh.references.get(refname)
         if ref is None:
             return False
-        target = ref.target
+        target = ref.resolve().target  # (a symbolic ref: the commit its target names)
     except (pygit2.GitError, OSError, ValueError, KeyError):
         return False
 

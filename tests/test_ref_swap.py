@@ -437,3 +437,21 @@ def test_a_pack_recalled_from_memory_is_what_is_on_disk(repo: Path) -> None:
     newest.write_bytes(data[: len(data) // 2])
     assert packfile._recalled(directory, newest.stem) is None
     assert packfile.read(directory, newest.stem) is None  # a pack cut short is unreadable
+
+
+def test_a_symbolic_state_ref_is_appended_through_and_acknowledged(repo: Path) -> None:
+    """The state branch a symbolic ref to another branch: libgit2 moves the target, and
+    the write is acknowledged (not called lost, its pack removed and both reflogs left
+    naming a missing commit)."""
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    tip = git(repo, "rev-parse", "meridian/state").strip()
+    git(repo, "update-ref", "refs/heads/other", tip)
+    git(repo, "symbolic-ref", REF, "refs/heads/other")
+    Ledger.open(repo).emit("test.append", {"n": 1})
+    assert _ref_file(repo).read_text() == "ref: refs/heads/other\n"
+    assert git(repo, "rev-parse", "other^").strip() == tip
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 1]
+    _fsck(repo)
+    report = verify(Ledger.open(repo), full=True)
+    assert report.ok, [str(p) for p in report.problems]
