@@ -264,7 +264,11 @@ def _save_run(ledger: Ledger, run: runfile.Run) -> SavedRun:
 
 
 def index(ledger: Ledger, *, include_pruned: bool = False) -> list[IndexEntry]:
-    """Runs in commit order (oldest first), from the index alone."""
+    """Runs in ledger order (oldest first): the order their records were appended to
+    the branch, from the index alone, never sorted by a record's own timestamp (a
+    record may be stamped up to ``FUTURE_SKEW_SECONDS`` after its commit, and `latest`
+    must not go to a run stamped ahead). A merge of two clones' runs orders the merged
+    stream by (ts, id) on both sides alike (``meridian.merge``)."""
     pruned: set[str] = set()
     for record in ledger.records(PRUNED_STREAM):
         pruned.update(PrunedData.model_validate(record.data).run_ids)
@@ -274,7 +278,6 @@ def index(ledger: Ledger, *, include_pruned: bool = False) -> list[IndexEntry]:
         for record in ledger.records(INDEX_STREAM)
         if record.kind == "eval.run"
     ]
-    entries.sort(key=lambda e: (e.ts, e.run_id))
     return entries if include_pruned else [e for e in entries if not e.pruned]
 
 
@@ -411,7 +414,8 @@ def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
 
 def pinned(ledger: Ledger) -> dict[str, str]:
     """``name -> commit`` of each baseline's latest ``baseline.pinned`` event whose commit
-    is on the branch (the latest by timestamp, then id).
+    is on the branch (the last in ledger order, the order the events were appended, not
+    by timestamp: a pin stamped ahead of its commit must not outlive a later re-pin).
 
     The events are the record (append-only, verified); the tags are git refs anyone can
     move or delete with `git tag`, so a baseline is read from the events. Only the
@@ -421,7 +425,7 @@ def pinned(ledger: Ledger) -> dict[str, str]:
     from meridian.ledger import EVENTS
 
     needle = b'"baseline.pinned"'
-    latest: dict[str, tuple[tuple[str, str], str]] = {}
+    latest: dict[str, str] = {}
     tree = ledger.tree()
     if tree is None:
         return {}
@@ -439,12 +443,10 @@ def pinned(ledger: Ledger) -> dict[str, str]:
             name, commit = record.data.get("name"), record.data.get("commit")
             if not isinstance(name, str) or not isinstance(commit, str):
                 continue
-            key = (str(record.ts), str(record.id))
-            if name not in latest or key > latest[name][0]:
-                latest[name] = (key, commit)
+            latest[name] = commit  # shards oldest first, lines in append order
     tip = ledger.tip()
     out: dict[str, str] = {}
-    for name, (_, commit) in latest.items():
+    for name, commit in latest.items():
         try:
             oid = gitio.Oid(hex=commit)
             if tip is None or not gitio.is_ancestor(ledger.repo, oid, tip):
