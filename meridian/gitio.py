@@ -960,9 +960,16 @@ def _append_reflog(repo: Repository, common: str, refname: str, line: bytes,
     path = f"{common}/logs/{refname}"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError) as exc:
         if not _reflog_wanted(repo, refname):
-            return
+            return  # (a directory in its place: no log, as git does)
+        if isinstance(exc, IsADirectoryError):
+            # an empty directory in its place (the logs of refs once beneath it) goes,
+            # as git and libgit2 remove it; one holding logs is an error
+            try:
+                os.rmdir(path)
+            except OSError:
+                raise exc from None
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:

@@ -455,3 +455,22 @@ def test_a_symbolic_state_ref_is_appended_through_and_acknowledged(repo: Path) -
     _fsck(repo)
     report = verify(Ledger.open(repo), full=True)
     assert report.ok, [str(p) for p in report.problems]
+
+
+def test_an_empty_directory_where_the_reflog_goes_is_removed_as_git_does(repo: Path) -> None:
+    ledger = Ledger.open(repo)
+    ledger.emit("test.append", {"n": 0})
+    _log(repo).unlink()
+    _log(repo).mkdir()  # what the logs of a deleted meridian/state/x could leave
+    ledger.emit("test.append", {"n": 1})
+    assert _log(repo).is_file()
+    assert len(git(repo, "reflog", "show", "meridian/state").splitlines()) == 1
+    # a directory holding another ref's log is left, and the append refused, as git does
+    _log(repo).unlink()
+    (_log(repo) / "x").mkdir(parents=True)
+    (_log(repo) / "x" / "y").write_text("")
+    with pytest.raises(MeridianError, match="Is a directory"):
+        Ledger.open(repo).emit("test.append", {"n": 2})
+    assert (_log(repo) / "x" / "y").exists()
+    assert not _lock(repo).exists()
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 1]
