@@ -9,8 +9,14 @@ what changed in words::
     rule no-stub-code retired
     evaluator: heuristic -> command
 
-Recorded by the pre-commit hook (from the staged files, before the commit exists) and
-caught up by the gate commands (``gate start|submit|approve|reopen``) for any commit of
+The harness files: the config, the gates, rules and features files at the paths the
+config gives (each described as what it is, whatever its name), and the tracked files
+an evaluator command names (``meridian.gates.programs``: ``python3 tools/judge.py``).
+
+Recorded by the pre-commit hook (from the staged files, before the commit exists; its
+fast path looks only at commits staging a ``.meridian/`` or YAML file, so a commit that
+changes only an evaluator program is recorded by the catch-up) and caught up by the
+gate commands (``gate start|submit|approve|reopen``) for any commit of
 ``HEAD`` whose harness change is not on record (a ``--no-verify`` commit, a clone
 without hooks). A change is matched to its record by the blob ids before and after, so
 the hook's record and the catch-up never double count. A weakening change made while a
