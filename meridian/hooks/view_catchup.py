@@ -41,6 +41,11 @@ SHARD = re.compile(r"events/\d{4}-\d{2}/(?:g\d+/)?\d+\.jsonl")
 HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})  # ledger.RECORD_FIELDS
 NEUTRAL_GATE_KINDS = ("gate.blocked",)  # claude_view.NEUTRAL_GATE_KINDS
+# A line nesting ~1000 deep parses here, a few frames above the interpreter's recursion
+# limit, and raises RecursionError in the full path's readers, deeper in the stack (which
+# then deny the call: "the input nests too deeply"). Records nest a few levels; a line
+# with more opening brackets than this (counted in strings too) is decided in full.
+MAX_BRACKETS = 64
 
 
 class _NotNeutral(Exception):
@@ -151,6 +156,8 @@ def neutral_since(common: Path, old: str, new: str, limit: int) -> bool:
                 for line in new_data[len(old_data):].splitlines():
                     if not line.strip():
                         continue
+                    if line.count(b"[") + line.count(b"{") > MAX_BRACKETS:
+                        return False  # how deep it nests decides whether a reader fails
                     raw = json.loads(line)
                     if not isinstance(raw, dict) or not RECORD_FIELDS <= raw.keys() \
                             or not isinstance(raw["data"], dict) \
@@ -159,6 +166,6 @@ def neutral_since(common: Path, old: str, new: str, limit: int) -> bool:
                     kind = raw["kind"]
                     if kind.startswith("gate.") and kind not in NEUTRAL_GATE_KINDS:
                         return False
-    except (_NotNeutral, ValueError, KeyError, OSError):  # ValueError: a corrupt line too
+    except (_NotNeutral, ValueError, KeyError, OSError, RecursionError):  # ValueError: a corrupt line
         return False
     return True

@@ -193,3 +193,25 @@ def test_what_the_view_cannot_vouch_for_is_decided_in_full(
     outcome, full = _write(root, home, "api/app.py")
     assert full, (attack, outcome)
     assert outcome.decision == _without_view(root, home, "api/app.py"), attack
+
+
+def _nested(depth: int) -> bytes:
+    """A well-formed record of a non-gate kind whose data nests ``depth`` lists deep."""
+    from meridian import records
+
+    made = records.make("session.note", {"text": "deep"}, writer="plumber <p@x>")
+    return (json.dumps({"id": made.id, "ts": made.ts, "kind": made.kind, "writer": made.writer,
+                        "data": {"x": "@"}}, sort_keys=True)
+            .replace('"@"', "[" * depth + "]" * depth) + "\n").encode()
+
+
+@pytest.mark.parametrize("depth", [100, 980])
+def test_a_line_nesting_deep_is_decided_in_full(guarded: tuple[Path, Path], depth: int) -> None:
+    """A line nesting ~980 deep parses in the catch-up (a shallow stack) and raises
+    RecursionError in the full path's readers (deeper), which deny the call: the view
+    allowed schema/a.py while a decision with no view denied it (r12)."""
+    root, home = guarded
+    _append(root, home, _nested(depth))
+    outcome, full = _write(root, home, "schema/a.py")
+    assert full, outcome
+    assert outcome.decision == _without_view(root, home, "schema/a.py")
