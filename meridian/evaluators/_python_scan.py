@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,7 @@ PURE_ADMISSION = re.compile(
     r"|implement\s+me)\b[\w\s.!:-]{0,40}$", re.IGNORECASE)
 COMMENTED_TEST = re.compile(r"^#+\s*(?:async\s+)?def\s+test_\w*")
 # Callee names that make a test able to fail: assert helpers, expected-exception checks.
-ASSERT_HELPER = re.compile(r"^_*(assert|check|verify|expect|ensure|require|must|should)",
+ASSERT_HELPER = re.compile(r"^_*(assert|check|verify|expect|ensure|require|must|should|validate)",
                            re.IGNORECASE)
 FAILING_CALLS = frozenset({"raises", "warns", "deprecated_call", "fail", "assertRaises",
                            "assertRaisesRegex", "assertWarns", "assertWarnsRegex", "assertLogs"})
@@ -43,6 +44,23 @@ NOOP_NAME = re.compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|dummy|ignore|ignore
 NULL_CLASS = re.compile(r"^_*(?:Null|Noop|NoOp|Nop|Dummy|Fake|Stub|Mock|Default|Base|Abstract|"
                         r"Empty|Silent|Nothing)|(?:Base|Mixin|Interface|Protocol|ABC|Null|Noop|"
                         r"Dummy|Handler|Hooks?|Visitor|Listener|Observer|Callbacks?)$")
+# A comment or class docstring saying an empty body is on purpose.
+NOOP_SAID = re.compile(r"\bno[- ]?ops?\b|\bdoes\s+nothing\b|\bdo\s+nothing\b|\bnothing\s+to\s+do\b|"
+                       r"\bintentionally\b|\bon\s+purpose\b|\bdeliberately\b|\bnull\s+object\b|"
+                       r"\bonly\s+exists?\b|\bexists?\s+only\b|\bbackwards?[- ]compat\w*|"
+                       r"\bnot\s+needed\b|\bnot\s+required\b|\bnothing\s+(?:here|needed)\b|"
+                       r"\bignored?\b|\bunused\b|\bdisabled\b", re.IGNORECASE)
+# Words of unfinished work: a comment or message with one of them excuses nothing.
+UNFINISHED_SAID = re.compile(r"\b(?:todo|fixme|xxx|tbd|yet|later|implement\w*|fill\s+in|"
+                             r"finish\w*|stub\w*|placeholder|soon|wip|temporar\w*|for\s+now)\b",
+                             re.IGNORECASE)
+# A NotImplementedError message saying the refusal is the behaviour, not missing work
+# (as Java's UnsupportedOperationException("immutable") is).
+DELIBERATE_REFUSAL = re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|cannot|can't|never|"
+                                r"not\s+supported|unsupported|no\s+longer|deprecated|removed|"
+                                r"by\s+design|intentionally|deliberately|read[- ]only|immutable|"
+                                r"not\s+available|not\s+applicable|not\s+allowed|always)\b",
+                                re.IGNORECASE)
 EXCEPTION_BASE = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt)$")
 # A test named for "nothing goes wrong": its call not raising is the assertion.
 NOT_RAISE = re.compile(r"(?:not?_?raise|no_?error|no_?exception|does_?not_?fail|smoke|"
@@ -121,6 +139,33 @@ def _message_text(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
+
+
+def _deliberate_refusal(node: ast.expr | None) -> bool:
+    """A NotImplementedError whose message says the refusal is deliberate and final
+    ("does not", "not supported", "read-only", ...) and says nothing of unfinished work."""
+    text = _message_text(node)
+    return text is not None and bool(DELIBERATE_REFUSAL.search(text)) \
+        and not UNFINISHED_SAID.search(text) and not ADMISSION.search(text) \
+        and not MARKER.search(text)
+
+
+def _implemented_methods(cls: ast.ClassDef) -> set[str]:
+    """``Class.method`` for each method of ``cls`` with a real body (not empty, not a
+    bare ``raise NotImplementedError``)."""
+    found = set()
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = [s for s in stmt.body if not _is_docstring(s)]
+        if not body or _empty_body_kind(body) is not None:
+            continue
+        if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None \
+                and _dotted(body[0].exc).split(".")[-1] in ("NotImplementedError",
+                                                            "NotImplemented"):
+            continue
+        found.add(f"{cls.name}.{stmt.name}")
+    return found
 
 
 def _raise_admits_unfinished(node: ast.expr | None) -> bool:
@@ -270,6 +315,7 @@ class _Scanner:
         self.issues: list[Finding] = []
         self.functions: list[_Function] = []
         self.subclassed: set[str] = set(self.facts.subclassed)  # class names derived from
+        self.implemented: set[str] = set(self.facts.implemented)  # "Class.method" with a body
         self.asserting_helpers: set[str] = set()  # non-test functions that can fail
         # `eq = self.assertEqual`, `roundtrip = check_roundtrip`: name -> what it names.
         self.alias_of: dict[str, str] = {}
@@ -349,8 +395,10 @@ class _Scanner:
                 if isinstance(child, ast.ClassDef):
                     bases = {_dotted(b.value if isinstance(b, ast.Subscript) else b)
                              for b in child.bases}
+                    self.implemented |= _implemented_methods(child)
                     self.subclassed |= {b.split(".")[-1] for b in bases}
-                    protocol = any(b.split(".")[-1] in ("Protocol", "ABC") for b in bases) \
+                    protocol = in_protocol or any(
+                        b.split(".")[-1] in ("Protocol", "ABC") for b in bases) \
                         or any(isinstance(k.value, ast.Name) and k.value.id == "ABCMeta"
                                for k in child.keywords)
                     visit(child, child, protocol, in_function)
@@ -360,6 +408,12 @@ class _Scanner:
                     self.functions.append(_Function(child, exempt, self._marker_start(child),
                                                     cls=cls, nested=in_function))
                     visit(child, None, False, True)
+                elif isinstance(child, ast.If) and _dotted(child.test).split(".")[-1] \
+                        == "TYPE_CHECKING":
+                    # Declarations for the type checker only: a `...` body is the point.
+                    visit(ast.Module(body=child.body, type_ignores=[]), cls, True, in_function)
+                    visit(ast.Module(body=child.orelse, type_ignores=[]), cls, in_protocol,
+                          in_function)
                 else:
                     visit(child, cls, in_protocol, in_function)
 
@@ -373,6 +427,8 @@ class _Scanner:
         if fn.nested or self.is_test_file or NOOP_NAME.search(name):
             return True
         if name.startswith("__") and name.endswith("__"):
+            return True
+        if self._comment_says_no_op(fn):
             return True
         if fn.cls is None:
             # `# pragma: no cover` marks a base class's contract, not a module function
@@ -389,12 +445,32 @@ class _Scanner:
             return True
         if any(EXCEPTION_BASE.search(b) or NULL_CLASS.search(b) for b in bases):
             return True
+        said = ast.get_docstring(cls) or ""
+        if NOOP_SAID.search(said) and not UNFINISHED_SAID.search(said):
+            return True  # "All operations are no-op": a null object that says so
+        aliases = self.alias_of
+        if any(f"{aliases.get(b, b)}.{name}" in self.implemented for b in bases):
+            return True  # overrides a base method that does something, to do nothing
         methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         # Every method empty in a class that documents itself: a null object or an
         # interface, not one forgotten method. Undocumented, it is a class of stubs (an
         # agent's `class PaymentService:` with every method `pass`), not an idiom.
         return len(methods) > 1 and ast.get_docstring(cls) is not None and all(
             _empty_body_kind(m.body) is not None for m in methods)
+
+    def _comment_says_no_op(self, fn: _Function) -> bool:
+        """A comment in the function, or right above it, saying the empty body is on
+        purpose (``pass  # no-op when os.register_at_fork does not exist``); one that
+        also speaks of unfinished work excuses nothing."""
+        for line in range(fn.marker_start, fn.end + 1):
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            if "#" not in text:
+                continue
+            comment = text.split("#", 1)[1]
+            if NOOP_SAID.search(comment) and not UNFINISHED_SAID.search(comment) \
+                    and not ADMISSION.search(comment):
+                return True
+        return False
 
     def _base_raise(self, owner: _Function | None, node: ast.Raise) -> bool:
         """``raise NotImplementedError`` that is a contract, not a stub: in a base class
@@ -458,6 +534,8 @@ class _Scanner:
                     "NotImplementedError", "builtins.NotImplementedError", "NotImplemented")
                 if not not_implemented and not _raise_admits_unfinished(node.exc):
                     continue
+                if not_implemented and _deliberate_refusal(node.exc):
+                    continue  # "IDNA 2008 does not utilise nameprep": the behaviour
                 if self._base_raise(owner, node):
                     continue
                 scope = owner.scope if owner else None
@@ -620,7 +698,8 @@ class _Scanner:
                 if _dotted(node.exc) != "NotImplementedError":
                     return True
             elif isinstance(node, ast.Call):
-                name = _dotted(node.func).split(".")[-1]
+                name = _dotted(node.func).split(".")[-1] or (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else "")
                 if name in FAILING_CALLS or self._calls_helper(node) or (
                         ASSERT_HELPER.match(name) and not _trivial_assert_call(node, constants)):
                     return True
@@ -700,14 +779,16 @@ class _Scanner:
             doc and _empty_body_kind(fn.node.body) is not None and len(doc) > 20)
 
     def mocked_subject(self, fn: _Function) -> None:
-        """The unit a test is named after replaced by a mock in that test."""
+        """The unit a test is named after replaced by a mock in that test. A standard
+        library function of the same name (``mock.patch("os.write")`` in ``test_write``
+        of ``Pipe.write``) is a dependency of the unit, not the unit."""
         subject = fn.node.name.removeprefix("test_")
         if len(subject) < 3:
             return
         for node in ast.walk(fn.node):
             for patched, line in _patched_targets(node):
                 target = patched.split(".")[-1]
-                if target and subject == target:
+                if target and subject == target and not _stdlib_target(patched):
                     self.add("hollow_test", "high", line,
                              f"test `{fn.node.name}` replaces the unit it tests, `{target}`, "
                              "with a mock: it checks the mock, not the code",
@@ -716,7 +797,7 @@ class _Scanner:
         for decorator in fn.node.decorator_list:
             for patched, line in _patched_targets(decorator):
                 target = patched.split(".")[-1]
-                if subject == target:
+                if subject == target and not _stdlib_target(patched):
                     self.add("hollow_test", "high", line,
                              f"test `{fn.node.name}` replaces the unit it tests, `{target}`, "
                              "with a mock: it checks the mock, not the code",
@@ -861,6 +942,12 @@ def _suppresses_assertions(expr: ast.expr) -> bool:
     return any(_dotted(a).split(".")[-1] in BROAD_EXCEPTIONS for a in expr.args)
 
 
+def _stdlib_target(patched: str) -> bool:
+    """``os.write``, ``time.sleep``, ``builtins.open``: the standard library's."""
+    parts = patched.split(".")
+    return len(parts) > 1 and parts[0] in sys.stdlib_module_names
+
+
 def _patched_targets(node: ast.AST) -> list[tuple[str, int]]:
     """What ``patch("pkg.mod.name")``, ``patch.object(mod, "name")``, ``mocker.patch(...)``
     and ``monkeypatch.setattr(mod, "name", ...)`` replace, as dotted text."""
@@ -872,7 +959,8 @@ def _patched_targets(node: ast.AST) -> list[tuple[str, int]]:
     args = node.args
     if name.endswith(("object", "setattr")):
         if len(args) >= 2 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
-            return [(args[1].value, node.lineno)]
+            owner = _dotted(args[0])
+            return [(f"{owner}.{args[1].value}" if owner else args[1].value, node.lineno)]
         if name.endswith("setattr") and args and isinstance(args[0], ast.Constant) \
                 and isinstance(args[0].value, str):
             return [(args[0].value, node.lineno)]
@@ -1130,6 +1218,7 @@ class TreeFacts:
     helpers: frozenset[str] = frozenset()
     defined: frozenset[str] = frozenset()
     modules: frozenset[str] = frozenset()
+    implemented: frozenset[str] = frozenset()  # "Class.method" with a real body
 
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -1155,6 +1244,7 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
     """``TreeFacts`` of the Python files among ``files`` (path -> text)."""
     items = list(files.items()) if isinstance(files, dict) else list(files)
     subclassed: set[str] = set()
+    implemented: set[str] = set()
     modules: set[str] = set()
     scanners: list[_Scanner] = []
     for path, text in items:
@@ -1168,6 +1258,7 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
         aliases = _import_aliases(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
+                implemented |= _implemented_methods(node)
                 for base in node.bases:
                     name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
                     last = name.split(".")[-1]
@@ -1191,4 +1282,5 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
         if len(helpers) == before:
             break
     return TreeFacts(subclassed=frozenset(subclassed), helpers=frozenset(helpers),
-                     defined=frozenset(defined | helpers), modules=frozenset(modules))
+                     defined=frozenset(defined | helpers), modules=frozenset(modules),
+                     implemented=frozenset(implemented))
