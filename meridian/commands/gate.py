@@ -90,9 +90,15 @@ def _submit(project: Any, args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"meridian: warning: {warning}", file=sys.stderr)
     if not verdict.passed:
-        high = sum(1 for i in verdict.issues if i.severity == "high")
+        from meridian.evaluators.models import blocks
+
+        # Only what blocked: pre-existing high findings are reported, not counted here.
+        high = sum(1 for i in verdict.issues
+                   if blocks(i, block_pre_existing=verdict.block_pre_existing))
+        kept = sum(1 for i in verdict.issues if i.severity == "high") - high
+        shown = f" ({kept} more pre-existing, not blocking)" if kept else ""
         raise Blocked(f"gate {args.gate} failed: overall {verdict.overall} "
-                      f"(threshold {verdict.threshold}), {high} high-severity issue(s)")
+                      f"(threshold {verdict.threshold}), {high} high-severity issue(s){shown}")
     return 0
 
 

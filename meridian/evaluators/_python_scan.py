@@ -62,14 +62,21 @@ DELIBERATE_REFUSAL = re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|cannot|
                                 r"not\s+available|not\s+applicable|not\s+allowed|always)\b",
                                 re.IGNORECASE)
 EXCEPTION_BASE = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt)$")
-# A test named for "nothing goes wrong": its call not raising is the assertion.
-NOT_RAISE = re.compile(r"(?:not?_?raise|no_?error|no_?exception|does_?not_?fail|smoke|"
-                       r"doesnt_?raise|does_?not_?raise|should_?not_?raise|import|valid|"
-                       r"parses?(?:_|$)|accepts?(?:_|$)|ignores?(?:_|$)|tolerat|success|succeed|_pass(?:es)?$|"
-                       r"hashable)",
+# A test whose whole point is that nothing raises, said so: in its name
+# (`test_close_twice_does_not_raise`, `test_smoke_...`), or in its docstring or a comment
+# with the words (`# smoke: must not raise`, "does not crash", "no exception is raised").
+NOT_RAISE = re.compile(r"(?:^|_)(?:does_?not_?raise|doesnt_?raise|not_?raises?|no_?raise|"
+                       r"should_?not_?raise|must_?not_?raise|no_?errors?|no_?exceptions?|"
+                       r"does_?not_?fail|doesnt_?fail|does_?not_?crash|doesnt_?crash|no_?crash|"
+                       r"smoke|without_?(?:error|exception|raising|crash\w*))(?:_|$)",
                        re.IGNORECASE)
-NOT_RAISE_COMMENT = re.compile(r"\b(?:raise[sd]?|error|exception|fail[sed]*|crash\w*|"
-                               r"no\s+testable|nothing\s+to\s+(?:test|check))\b", re.IGNORECASE)
+NOT_RAISE_SAID = re.compile(
+    r"\b(?:does\s*n[o']t|do\s*n[o']t|must\s+not|should\s+not|shouldn't|won't|will\s+not|"
+    r"never|not)\s+(?:raise|raising|rais\w*|crash\w*|throw\w*)\b"
+    r"|\bno\s+(?:exception|crash)s?\s+(?:is\s+|are\s+)?(?:raised|thrown)\b|\bsmoke\b",
+    re.IGNORECASE)
+# Context managers that say "the block must not raise" (pytest's documented idiom).
+NOT_RAISE_CONTEXT = frozenset({"does_not_raise", "not_raises", "no_raise", "nullcontext"})
 # Decorators and fixtures of tests that measure, or check that nothing raises on many inputs.
 BENCHMARK_MARKS = frozenset({"benchmark"})
 MANY_INPUTS = frozenset({"parametrize", "given"})
@@ -762,21 +769,24 @@ class _Scanner:
                      f"test `{fn.node.name}` cannot fail: {why}", end=fn.end, scope=fn.scope)
 
     def _says_nothing_raises(self, fn: _Function, decorators: set[str]) -> bool:
+        """Only a test that visibly checks that nothing raises: said in its name, docstring
+        or comments with the words, a ``with does_not_raise():`` block, or many inputs
+        (parametrize, hypothesis). A name like ``test_checkout_success`` says nothing of
+        the kind: without an assertion it is hollow."""
         if NOT_RAISE.search(fn.node.name) or decorators & MANY_INPUTS:
             return True
+        for node in ast.walk(fn.node):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                    _dotted(item.context_expr).split(".")[-1] in NOT_RAISE_CONTEXT
+                    for item in node.items):
+                return True
         doc = ast.get_docstring(fn.node) or ""
-        comments = [line.split("#", 1)[1] for line in self.lines[fn.start - 1:fn.end]
+        comments = [line.split("#", 1)[1] for line in self.lines[fn.marker_start - 1:fn.end]
                     if "#" in line]
         said = " ".join([doc, *comments])
-        if MARKER.search(said):
+        if MARKER.search(said) or UNFINISHED_SAID.search(said):
             return False  # "TODO: assert something" is not a reason
-        if re.search(r"not\s+(?:raise|fail|crash|error)|\b(?:crash|rais|error|exception|works?\b|"
-                     r"succe|supports?\b|handles?\b|accept|allow|possible|fine\b|nothing\s+happens|\bcan\b|"
-                     r"propagat)", doc,
-                     re.IGNORECASE):
-            return True
-        return bool(comments and NOT_RAISE_COMMENT.search(" ".join(comments))) or bool(
-            doc and _empty_body_kind(fn.node.body) is not None and len(doc) > 20)
+        return bool(NOT_RAISE_SAID.search(said))
 
     def mocked_subject(self, fn: _Function) -> None:
         """The unit a test is named after replaced by a mock in that test. A standard
@@ -831,8 +841,11 @@ class _Scanner:
                 values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) \
                     else [node.value]
                 targets += [(v, None) for v in values]
+        aliases = _skip_aliases(tree)
         for decorator, scope in targets:
-            severity, message = _skip_decorator(decorator)
+            severity, message = _skip_decorator(_resolve_skip(decorator, aliases))
+            if severity is not None and isinstance(decorator, ast.Name):
+                message = f"{message} (through `@{decorator.id}`)"
             if severity is not None and (self.is_test_file or "mark" in _dotted(decorator)):
                 flag(decorator.lineno, severity, message, scope=scope)
         for fn in self.functions:
@@ -851,6 +864,26 @@ class _Scanner:
                          f"test `{fn.node.name}` skips itself when a condition holds: "
                          f"`{_dotted(node.func)}(...)`", scope=fn.scope)
         if self.is_test_file:
+            for stmt in tree.body:
+                # `pytest.skip(..., allow_module_level=True)` / `raise SkipTest` at the top.
+                found = _raises_skip([stmt])
+                if found is not None:
+                    flag(found.lineno, "high", "every test of the module is skipped "
+                         f"unconditionally: `{ast.unparse(found)[:80]}`")
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        and stmt.name == "setUpModule":
+                    found = _raises_skip(stmt.body)
+                    if found is not None:
+                        flag(found.lineno, "high", "every test of the module is skipped "
+                             f"unconditionally in setUpModule: `{ast.unparse(found)[:80]}`")
+            for cls in classes:
+                for stmt in cls.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in (
+                            "setUpClass", "setUp", "setup_class", "setup_method", "asyncSetUp"):
+                        found = _raises_skip(stmt.body)
+                        if found is not None:
+                            flag(found.lineno, "high", f"every test of `{cls.name}` is skipped "
+                                 f"unconditionally in {stmt.name}: `{ast.unparse(found)[:80]}`")
             for line, text in comment_lines:
                 if COMMENTED_TEST.match(text.strip()):
                     flag(line, "high", f"commented-out test: {text.strip()[:120]}")
@@ -881,6 +914,127 @@ class _Scanner:
                      end=node.end_lineno, scope=owner.scope if owner else None)
 
 
+_VERSION = object()  # `sys.version_info`: only its major version is known (3)
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+            ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+            ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
+            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _constant_value(node: ast.expr, *, text: bool = True) -> object:
+    """The value of a condition made only of literals, ``True``/``False``/``None``,
+    ``not``/``and``/``or``, comparisons, ``bool()``/``int()``/``len()`` of those, and
+    ``sys.version_info`` compared on its major version (``>= (3,)``, ``[0] == 3``); a
+    string is the expression pytest evaluates. ``_NO_VALUE`` when it depends on more."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str) and text:
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body
+            except SyntaxError:
+                return _NO_VALUE
+            return _constant_value(parsed, text=False)
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = [_constant_value(e, text=False) for e in node.elts]
+        return _NO_VALUE if any(v is _NO_VALUE for v in values) else tuple(values)
+    dotted = _dotted(node)
+    if dotted in ("sys.version_info", "version_info"):
+        return _VERSION
+    if isinstance(node, ast.Subscript) and _dotted(node.value) in ("sys.version_info",
+                                                                    "version_info") \
+            and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        return 3
+    if dotted in ("sys.version_info.major", "version_info.major"):
+        return 3
+    if isinstance(node, ast.UnaryOp):
+        operand = _constant_value(node.operand, text=False)
+        if operand is _NO_VALUE or operand is _VERSION:
+            return _NO_VALUE
+        try:
+            if isinstance(node.op, ast.Not):
+                return not operand
+            if isinstance(node.op, ast.USub):
+                return -operand  # type: ignore[operator]
+        except TypeError:
+            return _NO_VALUE
+        return _NO_VALUE
+    if isinstance(node, ast.BoolOp):
+        unknown = False
+        value: object = None
+        for operand in node.values:
+            value = _constant_value(operand, text=False)
+            if value is _NO_VALUE or value is _VERSION:
+                unknown = True
+                continue
+            if isinstance(node.op, ast.Or) and value:
+                return value  # `True or anything` holds whatever the rest is
+            if isinstance(node.op, ast.And) and not value:
+                return value
+        return _NO_VALUE if unknown else value
+    if isinstance(node, ast.Compare):
+        left = _constant_value(node.left, text=False)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _constant_value(right_node, text=False)
+            if left is _NO_VALUE or right is _NO_VALUE or type(op) not in _COMPARE:
+                return _NO_VALUE
+            if left is _VERSION or right is _VERSION:
+                other = right if left is _VERSION else left
+                if not (isinstance(other, tuple) and len(other) == 1
+                        and isinstance(other[0], int)):
+                    return _NO_VALUE  # (3, 8): depends on the interpreter
+                # Every Python 3 compares with a 1-tuple as (3, 0, 0) does.
+                left, right = ((3, 0, 0), other) if left is _VERSION else (other, (3, 0, 0))
+            try:
+                if not _COMPARE[type(op)](left, right):
+                    return False
+            except TypeError:
+                return _NO_VALUE
+            left = right
+        return True
+    if isinstance(node, ast.Call) and dotted in ("bool", "int", "len", "str") \
+            and len(node.args) == 1 and not node.keywords:
+        argument = _constant_value(node.args[0], text=False)
+        if argument is _NO_VALUE or argument is _VERSION:
+            return _NO_VALUE
+        try:
+            return {"bool": bool, "int": int, "len": len, "str": str}[dotted](argument)  # type: ignore[operator]
+        except (TypeError, ValueError):
+            return _NO_VALUE
+    return _NO_VALUE
+
+
+def _skip_aliases(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound to a skip or xfail marker (``later = pytest.mark.skip(...)``,
+    ``py2_only = unittest.skipIf(...)``): ``@later`` switches a test off as the marker does."""
+    aliases: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id != "pytestmark" \
+                and _skip_decorator(node.value)[0] is not None:
+            aliases[node.targets[0].id] = node.value
+    return aliases
+
+
+def _resolve_skip(node: ast.expr, aliases: dict[str, ast.expr]) -> ast.expr:
+    if isinstance(node, ast.Name) and node.id in aliases:
+        return aliases[node.id]
+    return node
+
+
+def _raises_skip(body: list[ast.stmt]) -> ast.stmt | None:
+    """An unconditional skip in a setup body (``raise unittest.SkipTest(...)``,
+    ``self.skipTest(...)``, ``pytest.skip(...)``), reached whatever happens."""
+    for stmt in _reachable(body):
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None \
+                and _dotted(stmt.exc).split(".")[-1] == "SkipTest":
+            return stmt
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and _dotted(stmt.value.func) in SKIP_CALLS:
+            return stmt
+    return None
+
+
 def _skip_decorator(node: ast.expr) -> tuple[Severity | None, str]:
     """How a decorator switches a test off: unconditional skip or non-strict xfail is
     high, a skip on a real condition with a reason is medium, a strict xfail is low."""
@@ -909,8 +1063,8 @@ def _skip_decorator(node: ast.expr) -> tuple[Severity | None, str]:
                                                 else None)
             if condition is None:
                 return "high", f"test skipped unconditionally: `@{dotted}`"
-            value = _literal(condition)
-            if value is not _NO_VALUE and not isinstance(value, str):  # pytest evaluates text
+            value = _constant_value(condition)
+            if value is not _NO_VALUE and value is not _VERSION:
                 skips = bool(value) if last != "skipUnless" else not value
                 if not skips:
                     return None, ""
@@ -1126,9 +1280,11 @@ def tests_of_file(source: str) -> FileTests | None:
                     chain = f"{chain}.{part}"
                     imports.add(chain)
 
+    skip_aliases = _skip_aliases(tree)
+
     def switched_off(decorators: Iterable[ast.expr]) -> tuple[int, str] | None:
         for decorator in decorators:
-            severity, message = _skip_decorator(decorator)
+            severity, message = _skip_decorator(_resolve_skip(decorator, skip_aliases))
             if severity == "high":
                 return decorator.lineno, message
         return None
@@ -1170,9 +1326,12 @@ def tests_of_file(source: str) -> FileTests | None:
                 setup = next((n for n in node.body if isinstance(
                     n, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and n.name in ("setUp", "setUpClass", "setup_method", "setup_class")), None)
+                raised = _raises_skip(setup.body) if setup is not None else None
                 visit(node.body, f"{prefix}{node.name}.",
                       inherited or switched_off(node.decorator_list)
-                      or (skips_first(setup.body) if setup is not None else None))
+                      or (skips_first(setup.body) if setup is not None else None)
+                      or ((raised.lineno, f"the class skips itself: `{ast.unparse(raised)[:60]}`")
+                          if raised is not None else None))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and node.name.startswith("test"):
                 name = prefix + node.name

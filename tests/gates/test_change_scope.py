@@ -82,6 +82,8 @@ def test_a_stub_planted_in_a_changed_line_fails_with_file_and_line(legacy, cli, 
     verdict = _verdict(legacy, events("gate.failed")[-1])
     assert [(i.line, i.pre_existing) for i in verdict.issues if i.severity == "high"] == [
         (14, True), (17, False)]
+    # The last line counts what blocked, not the pre-existing finding beside it.
+    assert result.err.endswith("1 high-severity issue(s) (1 more pre-existing, not blocking)\n")
 
 
 def test_an_assertion_deleted_from_a_test_counts_as_a_change(project, write_gates, cli):
@@ -107,6 +109,7 @@ def test_block_pre_existing_makes_untouched_findings_block(legacy, write_gates, 
     result = cli("gate", "submit", "cache")
     assert result.code == 2
     assert "src/cache.py:14" in result.out
+    assert result.err.endswith("1 high-severity issue(s)\n"), result.err  # it blocked
 
 
 def test_without_a_base_commit_everything_is_judged(repo: Path, cli):
