@@ -199,7 +199,9 @@ def read_ref(common: Path, refname: str) -> str | None:
     except Exception:  # noqa: BLE001 - a FIFO, a directory: not readable this way
         return None
     if loose is not None:
-        value = loose.strip()
+        # as git and libgit2 read it: the id first, then only their blanks (a leading
+        # blank or a trailing \x1c is a corrupt ref to them, which the full path denies)
+        value = loose.rstrip(" \t\n\v\f\r")
         return value if HEX.fullmatch(value) else None
     packed = _read_small(common / "packed-refs", PACKED_REFS_LIMIT)
     for line in (packed or "").splitlines():

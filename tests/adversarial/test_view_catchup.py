@@ -215,3 +215,19 @@ def test_a_line_nesting_deep_is_decided_in_full(guarded: tuple[Path, Path], dept
     outcome, full = _write(root, home, "schema/a.py")
     assert full, outcome
     assert outcome.decision == _without_view(root, home, "schema/a.py")
+
+
+@pytest.mark.parametrize("written", [" {}\n", "\t{}\n", "{}\x1c\n"])
+def test_a_state_ref_git_cannot_read_is_decided_in_full(guarded: tuple[Path, Path],
+                                                        written: str) -> None:
+    """The state tip moved over a harmless block, its loose ref then rewritten with a
+    leading blank (or a trailing byte git does not count as space): git and libgit2 call
+    the ref corrupt (the full path denies: it cannot decide), while ``str.strip`` read it
+    as the new tip and the view was carried over to allow schema/a.py (r12)."""
+    root, home = guarded
+    _append(root, home, _record("gate.blocked", {"gate": "api", "source": "gate", "reason": "w"}))
+    ref = root / ".git" / STATE
+    ref.write_text(written.format(ref.read_text().strip()))
+    outcome, full = _write(root, home, "schema/a.py")
+    assert full, outcome
+    assert outcome.decision == _without_view(root, home, "schema/a.py")
