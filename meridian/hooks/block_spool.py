@@ -204,7 +204,7 @@ def read_ref(common: Path, refname: str) -> str | None:
         value = loose.rstrip(" \t\n\v\f\r")
         return value if HEX.fullmatch(value) else None
     packed = _read_small(common / "packed-refs", PACKED_REFS_LIMIT)
-    for line in (packed or "").splitlines():
+    for line in (packed or "").split("\n"):  # git's lines: "\r\n" keeps a "\r" in the name
         oid, _, name = line.partition(" ")
         if name == refname and HEX.fullmatch(oid):
             return oid

@@ -231,3 +231,18 @@ def test_a_state_ref_git_cannot_read_is_decided_in_full(guarded: tuple[Path, Pat
     outcome, full = _write(root, home, "schema/a.py")
     assert full, outcome
     assert outcome.decision == _without_view(root, home, "schema/a.py")
+
+
+def test_packed_refs_with_crlf_are_decided_in_full(guarded: tuple[Path, Path]) -> None:
+    """The state tip moved over a harmless block and packed, packed-refs then rewritten
+    with CRLF line ends: git and libgit2 find no state ref there (the name ends in "\\r";
+    the full path denies: the branch is missing although it was verified), while
+    ``str.splitlines`` found the new tip and the view was carried over to allow (r12)."""
+    root, home = guarded
+    _append(root, home, _record("gate.blocked", {"gate": "api", "source": "gate", "reason": "c"}))
+    _git(root, home, "pack-refs", "--all")
+    packed = root / ".git" / "packed-refs"
+    packed.write_bytes(packed.read_bytes().replace(b"\n", b"\r\n"))
+    outcome, full = _write(root, home, "schema/a.py")
+    assert full, outcome
+    assert outcome.decision == _without_view(root, home, "schema/a.py")
