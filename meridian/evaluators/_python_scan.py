@@ -48,15 +48,14 @@ NULL_CLASS = re.compile(r"^_*(?:Null|Noop|NoOp|Nop|Dummy|Fake|Stub|Mock|Default|
 NOOP_SAID = re.compile(r"\bno[- ]?ops?\b|\bdoes\s+nothing\b|\bdo\s+nothing\b|\bnothing\s+to\s+do\b|"
                        r"\bintentionally\b|\bon\s+purpose\b|\bdeliberately\b|\bnull\s+object\b|"
                        r"\bonly\s+exists?\b|\bexists?\s+only\b|\bbackwards?[- ]compat\w*|"
-                       r"\bnot\s+needed\b|\bnot\s+required\b|\bnothing\s+(?:here|needed)\b|"
-                       r"\bignored?\b|\bunused\b|\bdisabled\b", re.IGNORECASE)
+                       r"\bnothing\s+(?:here|needed)\b", re.IGNORECASE)
 # Words of unfinished work: a comment or message with one of them excuses nothing.
 UNFINISHED_SAID = re.compile(r"\b(?:todo|fixme|xxx|tbd|yet|later|implement\w*|fill\s+in|"
                              r"finish\w*|stub\w*|placeholder|soon|wip|temporar\w*|for\s+now)\b",
                              re.IGNORECASE)
 # A NotImplementedError message saying the refusal is the behaviour, not missing work
 # (as Java's UnsupportedOperationException("immutable") is).
-DELIBERATE_REFUSAL = re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|cannot|can't|never|"
+DELIBERATE_REFUSAL = re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|"
                                 r"not\s+supported|unsupported|no\s+longer|deprecated|removed|"
                                 r"by\s+design|intentionally|deliberately|read[- ]only|immutable|"
                                 r"not\s+available|not\s+applicable|not\s+allowed|always)\b",
