@@ -63,7 +63,7 @@ _FLAG_WORD = (r"(?:password|passwd|pass|pwd|passphrase|secret|client[-_]?secret|
               r"api[-_]?key|apikey|access[-_]?key|secret[-_]?key|auth[-_]?token|"
               r"access[-_]?token|refresh[-_]?token)")
 # A flag's value: quoted, or a word that is not a flag, a variable or a placeholder.
-_FLAG_VALUE = (r"(?!\[REDACTED)(?!-)(?!\$)(?![<\[{])(?-i:(?![A-Z][A-Z0-9_]*(?![^\s\"';,)\]])))"
+_FLAG_VALUE = (r"(?!\[REDACTED)(?!-)(?!\$)(?![<\[{])(?-i:(?![A-Z][A-Z_]*(?![^\s\"';,)\]])))"
                r"(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\"';,)\]]+)")
 _GLUED_VALUE = r"(?!\[REDACTED)(?!\$)(?!-)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s\"';|&]+)"
 _FLAG_NEEDLES = ("pass", "pwd", "secret", "token", "key")

@@ -137,3 +137,13 @@ def test_redact_bytes_keeps_json_valid_and_leaves_clean_documents_byte_identical
 def test_the_evals_module_is_the_same_redactor() -> None:
     assert evals_redact.redact_text is redactor.redact_text
     assert evals_redact.Redactions is redactor.Redactions
+
+
+@pytest.mark.parametrize("line, secret", [("run --api-key K7Q2ZP4M9W", "K7Q2ZP4M9W"),
+                                          ("mysql --password S3CR3T9X db", "S3CR3T9X")])
+def test_an_all_capitals_flag_value_with_digits_is_a_secret_not_a_placeholder(
+        line: str, secret: str) -> None:
+    from meridian.redact import redact_text
+
+    out = redact_text(line)
+    assert secret not in (out[0] if isinstance(out, tuple) else out)
