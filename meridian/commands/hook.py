@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"{DEADLINE_S} s passing) denies the tool call with a one-line reason. Every other "
         "event, and an event Meridian does not handle, reports a problem on stderr with "
         "exit 1 (a non-blocking error), never exit 2.")
-    claude.add_argument("event", help=f"the hook event ({', '.join(CLAUDE_EVENTS)})")
+    claude.add_argument("event", nargs="?", help=f"the hook event ({', '.join(CLAUDE_EVENTS)})")
     claude.add_argument("extra", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
@@ -65,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
 
         stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
         return prepush.run(".", stdin, remote=args.remote, use_cache=not args.no_cache)
+    if args.event is None:
+        print(f"meridian: hook claude: name the hook event ({', '.join(CLAUDE_EVENTS)}), "
+              "as the command `meridian init --claude` writes into .claude/settings.json "
+              "does: meridian hook claude PreToolUse < payload.json", file=sys.stderr)
+        return 2
     return run_claude(args.event, args.extra)
 
 

@@ -317,3 +317,11 @@ def test_a_decision_that_takes_too_long_is_a_deny(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(sys, "stdin", io.StringIO("{}"))
     assert hook_command.run_claude("Stop", []) == 1
     assert "took longer than 1 s" in capsys.readouterr().err
+
+
+def test_no_event_named_is_a_one_line_usage_error(project: tuple[Path, Path]) -> None:
+    root, home = project
+    outcome = _meridian(root, home, "hook", "claude")
+    assert outcome.returncode == 2 and outcome.stdout == "", outcome
+    assert outcome.stderr.count("\n") == 1 and "name the hook event" in outcome.stderr \
+        and "PreToolUse" in outcome.stderr and "extra" not in outcome.stderr, outcome
