@@ -21,8 +21,9 @@ import os
 import resource
 import statistics
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,15 +70,21 @@ def time_one(contender: Contender) -> tuple[float, float]:
 
 
 def interleave(contenders: dict[str, Contender], *, rounds: int, per_round: int,
-               warmup: int = 2) -> dict[str, Timings]:
-    """Per-operation CPU and wall times, rounds interleaved (order reversed every other round)."""
+               warmup: int = 2, rotate: bool = False) -> dict[str, Timings]:
+    """Per-operation CPU and wall times, rounds interleaved (order reversed every other
+    round; with ``rotate``, shifted by one each round instead: reversing runs the first
+    and the last contender twice in a row, warm, which favours them where caches count)."""
     for contender in contenders.values():
         for _ in range(warmup):
             time_one(contender)
     out = {name: Timings() for name in contenders}
     names = list(contenders)
     for number in range(rounds):
-        order = names if number % 2 == 0 else names[::-1]
+        if rotate:
+            shift = number % len(names)
+            order = names[shift:] + names[:shift]
+        else:
+            order = names if number % 2 == 0 else names[::-1]
         for name in order:
             timings = out[name]
             start = len(timings.cpu)
@@ -112,26 +119,50 @@ def mean_ratio(timings: Timings, reference: Timings, metric: str = "cpu") -> flo
     return statistics.mean(getattr(timings, metric)) / statistics.mean(getattr(reference, metric))
 
 
+def round_means(timings: Timings, metric: str = "cpu") -> list[float]:
+    values = getattr(timings, metric)
+    return [statistics.mean(values[a:b]) for a, b in timings.rounds if b > a]
+
+
+def mean_spread(timings: Timings, metric: str = "cpu") -> str:
+    """``mean [min-max of the per-round means]`` in milliseconds."""
+    means = round_means(timings, metric) or [statistics.mean(getattr(timings, metric))]
+    return (f"{ms(statistics.mean(getattr(timings, metric)))} "
+            f"[{ms(min(means))}-{ms(max(means))}]")
+
+
+def mean_ratio_text(timings: Timings, reference: Timings, metric: str = "cpu") -> str:
+    """Ratio of the means, with the min-max of the per-round ratios of means."""
+    overall = mean_ratio(timings, reference, metric)
+    per_round = [a / b for a, b in zip(round_means(timings, metric),
+                                       round_means(reference, metric), strict=False) if b]
+    return (f"{overall:.2f}x [{min(per_round, default=overall):.2f}-"
+            f"{max(per_round, default=overall):.2f}]")
+
+
 def ratio_text(timings: Timings, reference: Timings, metric: str = "cpu") -> str:
     overall, low, high = ratio(timings, reference, metric)
     return f"{overall:.2f}x [{low:.2f}-{high:.2f}]"
 
 
 def table(title: str, timings: dict[str, Timings], reference: str | None = None) -> None:
-    """One line per contender: CPU and wall ms (median [min-max]) and ratios to ``reference``."""
+    """One line per contender: CPU ms (median [min-max], mean [min-max of the per-round
+    means]), wall ms, and ratios of medians and of means to ``reference``."""
     print(title)
     width = max(len(name) for name in timings)
-    head = (f"  {'':<{width}}  {'CPU ms median [min-max]':>28}  {'CPU mean':>9}"
+    head = (f"  {'':<{width}}  {'CPU ms median [min-max]':>28}  {'CPU mean [rounds]':>26}"
             f"  {'wall ms median [min-max]':>28}")
     if reference:
-        head += f"  {'CPU vs ' + reference:>22}  {'wall vs ' + reference:>22}"
+        head += (f"  {'CPU vs ' + reference:>22}  {'CPU mean vs it':>20}"
+                 f"  {'wall vs it':>20}")
     print(head)
     for name, values in timings.items():
-        line = (f"  {name:<{width}}  {spread(values.cpu):>28}  {ms(statistics.mean(values.cpu)):>9}"
+        line = (f"  {name:<{width}}  {spread(values.cpu):>28}  {mean_spread(values):>26}"
                 f"  {spread(values.wall):>28}")
         if reference and name != reference:
             line += (f"  {ratio_text(values, timings[reference]):>22}"
-                     f"  {ratio_text(values, timings[reference], 'wall'):>22}")
+                     f"  {mean_ratio_text(values, timings[reference]):>20}"
+                     f"  {ratio_text(values, timings[reference], 'wall'):>20}")
         print(line)
 
 
@@ -139,6 +170,53 @@ def verdict(label: str, value: float, budget: float) -> bool:
     ok = value <= budget
     print(f"{'PASS' if ok else 'FAIL'}  {label}: {value:.2f} (target <= {budget})")
     return ok
+
+
+class OtherCode:
+    """Another version's ``meridian`` package (``folder/meridian``, e.g. main's code from
+    `git archive`), loaded beside this one in the same process for a same-run A/B.
+
+    Each side keeps its own modules; ``use`` puts one side's modules in ``sys.modules``
+    (untimed, in a contender's setup), so the lazy imports inside that side's functions
+    find that side's modules, never the other's.
+    """
+
+    def __init__(self, folder: Path, modules: Sequence[str]) -> None:
+        import importlib
+
+        self.sides: dict[str, dict[str, Any]] = {"this": self._take()}
+        sys.path.insert(0, str(folder))
+        try:
+            importlib.invalidate_caches()
+            for name in modules:
+                importlib.import_module(name)
+            other = self._take()
+        finally:
+            sys.path.remove(str(folder))
+        if not str(getattr(other.get("meridian"), "__file__", "")).startswith(str(folder)):
+            raise SystemExit(f"--baseline {folder}: no meridian package there")
+        self.sides["baseline"] = other
+        self.active = "this"
+        sys.modules.update(self.sides["this"])
+
+    @staticmethod
+    def _take() -> dict[str, Any]:
+        taken = {name: module for name, module in sys.modules.items()
+                 if name == "meridian" or name.startswith("meridian.")}
+        for name in taken:
+            del sys.modules[name]
+        return taken
+
+    def __getitem__(self, name: str) -> Any:
+        return self.sides["baseline"][name]
+
+    def use(self, side: str) -> None:
+        """Put ``side``'s modules ("this" or "baseline") in ``sys.modules``."""
+        if side == self.active:
+            return
+        self.sides[self.active].update(self._take())
+        sys.modules.update(self.sides[side])
+        self.active = side
 
 
 # --- repositories and histories -------------------------------------------------------

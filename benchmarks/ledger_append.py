@@ -12,7 +12,18 @@ current month: the worst case for the append path). Three measurements:
 3. verifying one new commit in process (`verify.verify`, incremental from the cache;
    the append before each verify is not timed).
 
-    python benchmarks/ledger_append.py [--sizes 100,10000,100000] [--rounds 10] [--per-round 20]
+    python benchmarks/ledger_append.py [--sizes 100,10000,100000] [--rounds 10] [--per-round 32]
+                                       [--baseline DIR]
+
+With ``--baseline DIR`` (a folder holding another version's ``meridian`` package, e.g.
+``git archive main meridian | tar -x -C DIR``), that code appends too, in this process,
+to a copy of each history, interleaved with this code and the bare commit; the script
+prints this code's median and mean over the baseline's (same run) per size.
+
+The table prints, per contender, the CPU median [min-max], the CPU mean [min-max of the
+per-round means] and wall times, and the ratios of medians and of means to the bare
+commit with the range of the per-round ratios. ``--per-round`` is best a multiple of
+PACK_EVERY, so every round counts the same number of packs.
 
 Targets (issue #17): append <= 3x the bare commit at every size (CPU, the median and
 the mean, which counts the pack every 16th append does,
@@ -23,16 +34,18 @@ in this process: no child runs it); <= 3 MiB on disk per
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import _bench
 import pygit2
 
-from meridian.ledger import EVENTS, Ledger
+from meridian.ledger import EVENTS, PACK_EVERY, Ledger
 from meridian.verify import verify
 
 
@@ -64,7 +77,7 @@ class BareCommitter:
                                 builder.write(), parents)
 
 
-def appender(ledger: Ledger) -> Callable[[], None]:
+def appender(ledger: Any) -> Callable[[], None]:
     counter = iter(range(10**9))
 
     def append() -> None:
@@ -86,6 +99,14 @@ def build(root: Path, size: int) -> Ledger:
     return Ledger.open(path)
 
 
+def copy_history(ledger: Ledger, root: Path, name: str) -> Path:
+    """A copy of ``ledger``'s repository (its packed history, nothing appended yet)."""
+    source = Path(ledger.repo.path).parent
+    target = root / name
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
 def disk_per_thousand(ledger: Ledger, appends: int) -> tuple[int, int, int]:
     """(loose objects before, after, bytes on disk added) by ``appends`` appends."""
     git_dir = Path(ledger.repo.path)
@@ -103,28 +124,56 @@ def main() -> int:
     parser.add_argument("--sizes", default="100,10000,100000",
                         help="history sizes in records, comma-separated")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--per-round", type=int, default=20,
+    parser.add_argument("--per-round", type=int, default=2 * PACK_EVERY,
                         help="appends per contender per round")
     parser.add_argument("--disk-appends", type=int, default=1000,
                         help="appends for the disk measurement")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a folder holding another version's meridian package, "
+                             "appended with in this process (same-run A/B)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     ok = True
+    other = None
+    if args.baseline is not None:
+        other = _bench.OtherCode(args.baseline.resolve(), ["meridian.ledger"])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ledgers = {}
+        baselines: dict[int, Any] = {}
         for size in sizes:
             ledgers[size] = build(root, size)
-            verify(ledgers[size], full=True)  # the first verify of a branch reads it all
+            if other is not None:
+                # each side appends to a copy of its own, made and opened alike
+                built = ledgers[size]
+                ledgers[size] = Ledger.open(copy_history(built, root, f"h{size}-this"))
+                baselines[size] = other["meridian.ledger"].Ledger.open(
+                    copy_history(built, root, f"h{size}-baseline"))
         print(f"histories of {', '.join(f'{s:,}' for s in sizes)} records built "
               "(one commit each, pygit2 plumbing)")
 
         bare = BareCommitter(_bench.fresh_repo(root / "bare"))
         contenders = {"bare pygit2 commit": _bench.Contender(bare.append)}
-        contenders.update({label(s): _bench.Contender(appender(ledgers[s])) for s in sizes})
-        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=args.per_round)
+        for size in sizes:
+            if other is None:
+                contenders[label(size)] = _bench.Contender(appender(ledgers[size]))
+                continue
+            contenders[label(size)] = _bench.Contender(
+                appender(ledgers[size]), setup=lambda: other.use("this"))
+            contenders[f"{label(size)} (baseline)"] = _bench.Contender(
+                appender(baselines[size]), setup=lambda: other.use("baseline"))
+        timings = _bench.interleave(contenders, rounds=args.rounds, per_round=args.per_round,
+                                    rotate=True)
+        if other is not None:
+            other.use("this")
         _bench.table(f"one append ({args.rounds} rounds x {args.per_round}, interleaved)",
                      timings, reference="bare pygit2 commit")
+        if other is not None:
+            print(f"this code / the baseline ({args.baseline}), same run:")
+            for size in sizes:
+                mine, theirs = timings[label(size)], timings[f"{label(size)} (baseline)"]
+                print(f"  {label(size):<16} CPU median {_bench.ratio_text(mine, theirs)}, "
+                      f"CPU mean {_bench.mean_ratio_text(mine, theirs)}")
         for size in sizes:
             mine, floor = timings[label(size)], timings["bare pygit2 commit"]
             ok &= _bench.verdict(f"append at {label(size)} vs bare commit, CPU median",
@@ -144,6 +193,9 @@ def main() -> int:
         verifiers = {}
         for size in sizes:
             ledger = ledgers[size]
+            # the first verify of a branch reads it all (done only now: a ledger that ran
+            # it appends with what it loaded in memory, which its baseline's copy has not)
+            verify(ledger, full=True)
             verify(ledger)
             new_event = appender(ledger)
 
