@@ -454,21 +454,37 @@ class Ledger:
 
     def _merge_level(self, names: list[str], announce: Callable[[str], None],
                      retired: dict[str, float]) -> str | None:
-        """One pack of ``names``: entries copied as they are (in process), or by
-        `git pack-objects` for a pack this cannot read (past 2 GiB, another format)."""
+        """One pack of ``names``: their bytes copied as one block each
+        (``packfile.concatenate``: nothing parsed or inflated, so a level's merge costs
+        what copying its bytes does), entries copied one by one where two hold the same
+        object, or by `git pack-objects` for a pack this cannot read (past 2 GiB,
+        another format)."""
         sources = []
         for name in names:
-            entries = gitio.read_pack(self.repo, name)
-            if entries is None:
+            loaded = gitio.load_pack(self.repo, name)
+            if loaded is None:
                 if (gitio.pack_dir(self.repo) / f"{name}.idx").exists():
                     return gitio.merge_packs(self.repo, names)
                 continue  # gone (a `git gc` repacked it): nothing to merge
-            sources.append((name, entries))
+            sources.append(loaded)
         if not sources:
             return None
-        merged = gitio.merge_own_packs(self.repo, sources, regroup=False, before_visible=announce)
+        if len(sources) == 1:
+            return sources[0].name  # nothing to merge it with
+        try:
+            merged = gitio.concatenate_packs(self.repo, sources, before_visible=announce)
+        except ValueError:
+            entries = [(source.name, gitio.read_pack(self.repo, source.name))
+                       for source in sources]
+            if any(read is None for _, read in entries):
+                return gitio.merge_packs(self.repo, names)
+            try:
+                merged = gitio.merge_own_packs(self.repo, entries,  # type: ignore[arg-type]
+                                               regroup=False, before_visible=announce)
+            except ValueError:  # past the plain index's 2 GiB
+                return gitio.merge_packs(self.repo, names)
         now = time.time()
-        retired.update((name, now) for name, _ in sources if name != merged)
+        retired.update((source.name, now) for source in sources if source.name != merged)
         return merged
 
     def _save_pack_state(self, state_path: Path, tip: gitio.Oid, levels: list[list[str]],

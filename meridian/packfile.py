@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import struct
 import zlib
@@ -32,6 +33,9 @@ TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
 _IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
 _MAX_OFFSET = 0x7FFFFFFF  # index offsets past this need the large-offset table: not written
 DELTA_MAX_BYTES = 1 << 20  # objects larger than this are stored full (documents)
+# ... and smaller than this too: a delta changing a tree entry's id inserts its 20 bytes
+# plus headers, never half of such an object (a tree of one or two entries)
+DELTA_MIN_BYTES = 64
 LEVEL = 1  # zlib level of the objects written (git's core.looseCompression default)
 # An append's own pack stores its blobs and trees uncompressed (zlib level 0, still
 # zlib): it lives until the next pack merges it (PACK_EVERY appends), which compresses
@@ -108,22 +112,29 @@ class _Builder:
         self.parts.append(checksum)
         pack = b"".join(self.parts)
         ids = sorted(self.entries)
-        fanout = [0] * 256
-        for oid in ids:
-            fanout[oid[0]] += 1
-        total = 0
-        for byte in range(256):
-            total += fanout[byte]
-            fanout[byte] = total
-        offsets = [self.entries[oid][0] for oid in ids]
-        if offsets and max(offsets) > _MAX_OFFSET:
-            raise ValueError("pack too large for a plain index")
-        index = b"".join([
-            _IDX_MAGIC, struct.pack(">256I", *fanout), b"".join(ids),
-            struct.pack(f">{len(ids)}I", *(self.entries[oid][1] for oid in ids)),
-            struct.pack(f">{len(ids)}I", *offsets), checksum])
-        index += hashlib.sha1(index).digest()
+        entries = self.entries
+        index = _index(ids, [entries[oid][1] for oid in ids], [entries[oid][0] for oid in ids],
+                       checksum)
         return pack, index, f"pack-{checksum.hex()}"
+
+
+def _index(ids: Sequence[bytes], crcs: Sequence[int], offsets: Sequence[int],
+           checksum: bytes) -> bytes:
+    """A version 2 index of a pack whose checksum is ``checksum``: ``ids`` sorted, with
+    each one's CRC-32 and offset in the same order."""
+    fanout = [0] * 256
+    for oid in ids:
+        fanout[oid[0]] += 1
+    total = 0
+    for byte in range(256):
+        total += fanout[byte]
+        fanout[byte] = total
+    if offsets and max(offsets) > _MAX_OFFSET:
+        raise ValueError("pack too large for a plain index")
+    index = b"".join([
+        _IDX_MAGIC, struct.pack(">256I", *fanout), b"".join(ids),
+        struct.pack(f">{len(ids)}I", *crcs), struct.pack(f">{len(ids)}I", *offsets), checksum])
+    return index + hashlib.sha1(index).digest()
 
 
 def _store(directory: Path, builder: _Builder,
@@ -135,13 +146,20 @@ def _store(directory: Path, builder: _Builder,
     naming objects whose bytes never reached the disk. With ``keep`` a ``.keep`` file
     of ours guards the pack from before its index appears (``release`` removes it)."""
     pack, index, name = builder.finish()
+    return _store_pack(directory, pack, index, name, tuple(builder.entries), before_visible,
+                       durable=durable, keep=keep)
+
+
+def _store_pack(directory: Path, pack: bytes, index: bytes, name: str, ids: tuple[bytes, ...],
+                before_visible: Callable[[str], None] | None = None, *,
+                durable: bool = False, keep: bool = False) -> Written:
     if before_visible is not None:
         before_visible(name)
     if not keep:
-        return _store_files(directory, builder, pack, index, name, durable)
-    _write_keep(directory / f"{name}.keep")
+        return _store_files(directory, pack, index, name, ids, durable)
+    _write_keep(f"{directory}/{name}.keep")
     try:
-        return _store_files(directory, builder, pack, index, name, durable)
+        return _store_files(directory, pack, index, name, ids, durable)
     except BaseException:
         release(directory, name)
         raise
@@ -154,7 +172,7 @@ def _store(directory: Path, builder: _Builder,
 KEEP_MARKER = b"meridian append"
 
 
-def _write_keep(path: Path) -> None:
+def _write_keep(path: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
                  0o644)
     _write_fd(fd, KEEP_MARKER + b" %d\n" % os.getpid(), path)
@@ -176,9 +194,12 @@ def release(directory: Path, name: str) -> None:
             os.unlink(f"{directory}/{name}.keep")
 
 
-def _store_files(directory: Path, builder: _Builder, pack: bytes, index: bytes, name: str,
+_temporaries = itertools.count()
+
+
+def _store_files(directory: Path, pack: bytes, index: bytes, name: str, ids: tuple[bytes, ...],
                  durable: bool) -> Written:
-    pack_path = directory / f"{name}.pack"
+    pack_path = f"{directory}/{name}.pack"
     try:
         fd = os.open(pack_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     except FileExistsError:
@@ -186,25 +207,25 @@ def _store_files(directory: Path, builder: _Builder, pack: bytes, index: bytes, 
         # another process; ours are written again under a name of our own
         fd = -1
     if fd == -1:
-        temporary = directory / f"tmp_pack_meridian_{os.getpid()}_{id(builder)}"
+        temporary = f"{directory}/tmp_pack_meridian_{os.getpid()}_{next(_temporaries)}"
         _write_file(temporary, pack, durable)
         os.replace(temporary, pack_path)
     else:
         _write_fd(fd, pack, pack_path, durable)
-    temporary = directory / f"tmp_idx_meridian_{os.getpid()}_{id(builder)}"
+    temporary = f"{directory}/tmp_idx_meridian_{os.getpid()}_{next(_temporaries)}"
     _write_file(temporary, index, durable)
-    os.replace(temporary, directory / f"{name}.idx")
-    return Written(name, tuple(builder.entries), len(pack), len(index))
+    os.replace(temporary, f"{directory}/{name}.idx")
+    return Written(name, ids, len(pack), len(index))
 
 
-def _write_file(path: Path, data: bytes, durable: bool = False) -> None:
+def _write_file(path: str, data: bytes, durable: bool = False) -> None:
     # created, never opened as found: what a crashed run (a reused pid) or an agent left
     # at the name is removed first, and no symlink is followed
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags, 0o444)
     except FileExistsError:
-        path.unlink()
+        os.unlink(path)
         fd = os.open(path, flags, 0o444)
     _write_fd(fd, data, path, durable)
 
@@ -213,7 +234,7 @@ _os_write = os.write  # (a test fills the disk here)
 _os_fsync = os.fsync  # (a test records the calls here)
 
 
-def _write_fd(fd: int, data: bytes, path: Path, durable: bool = False) -> None:
+def _write_fd(fd: int, data: bytes, path: str | Path, durable: bool = False) -> None:
     try:
         view = memoryview(data)
         while view:
@@ -354,6 +375,84 @@ def read(directory: Path, name: str) -> list[Entry] | None:
             return None
         entries.append(Entry(ids[n], at, kind, raw, pos, size, base))
     return entries
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A pack's bytes and its index's tables (ids sorted, each one's CRC-32 and offset)."""
+
+    name: str
+    pack: bytes
+    ids: list[bytes]
+    crcs: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+
+def load(directory: Path, name: str) -> Loaded | None:
+    """Pack ``name`` as ``concatenate`` copies it: None when the pack or its index is not
+    complete and readable as ``read`` reads them (version 2, SHA-1, no large offsets,
+    every offset inside the pack) or either file's checksum is wrong."""
+    try:
+        data = (directory / f"{name}.pack").read_bytes()
+        index = (directory / f"{name}.idx").read_bytes()
+    except OSError:
+        return None
+    table_at = len(_IDX_MAGIC) + 256 * 4
+    if not index.startswith(_IDX_MAGIC) or len(index) < table_at + 40:
+        return None
+    count = struct.unpack_from(">I", index, table_at - 4)[0]
+    if len(index) != table_at + count * 28 + 40 or len(data) < 32 \
+            or data[:4] != b"PACK" or struct.unpack_from(">II", data, 4) != (2, count) \
+            or index[-40:-20] != data[-20:] \
+            or hashlib.sha1(memoryview(index)[:-20]).digest() != index[-20:] \
+            or hashlib.sha1(memoryview(data)[:-20]).digest() != data[-20:]:
+        return None  # (copied bytes keep their CRCs: a damaged pack is not laundered)
+    names = index[table_at:table_at + 20 * count]
+    ids = [names[at:at + 20] for at in range(0, len(names), 20)]
+    crcs = struct.unpack_from(f">{count}I", index, table_at + count * 20)
+    offsets = struct.unpack_from(f">{count}I", index, table_at + count * 24)
+    if count and (max(offsets) >= len(data) - 20 or min(offsets) < 12):
+        return None  # (a large offset has its top bit set: past any pack read here)
+    return Loaded(name, data, ids, crcs, offsets)
+
+
+def concatenate(directory: Path, sources: Sequence[Loaded], *,
+                before_visible: Callable[[str], None] | None = None,
+                durable: bool = False) -> Written:
+    """One pack holding every object of ``sources``: their entries copied as one block
+    each, in order, so nothing is parsed, inflated or re-encoded. An OFS_DELTA names its
+    base by its distance back, within its own pack, which a block copied whole keeps;
+    a REF_DELTA names it by id; each entry keeps its CRC-32. The index is the sources'
+    indexes merged, offsets moved by where each block lands. ValueError when two sources
+    hold the same object (an index lists each id once: merge them with ``merge``) or the
+    result would need the large-offset table."""
+    parts: list[bytes | memoryview] = [b""]
+    ids: list[bytes] = []
+    crcs: list[int] = []
+    offsets: list[int] = []
+    at = 12
+    for source in sources:
+        shift = at - 12
+        ids.extend(source.ids)
+        crcs.extend(source.crcs)
+        offsets.extend(offset + shift for offset in source.offsets)
+        body = memoryview(source.pack)[12:-20]
+        parts.append(body)
+        at += len(body)
+    if len(set(ids)) != len(ids):
+        raise ValueError("an object is in two of the packs")
+    parts[0] = b"PACK" + struct.pack(">II", 2, len(ids))
+    digest = hashlib.sha1()
+    for part in parts:
+        digest.update(part)
+    checksum = digest.digest()
+    parts.append(checksum)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    index = _index([ids[n] for n in order], [crcs[n] for n in order],
+                   [offsets[n] for n in order], checksum)
+    pack = b"".join(parts)
+    return _store_pack(directory, pack, index, f"pack-{checksum.hex()}", tuple(ids),
+                       before_visible, durable=durable)
 
 
 def inflate(entry: Entry) -> bytes:
@@ -537,7 +636,7 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
             oid = member.oid
             if oid in builder.entries:
                 continue
-            made = delta(base_data, data)
+            made = delta(base_data, data) if len(data) >= DELTA_MIN_BYTES else data
             if len(made) * 2 < len(data):
                 at = builder.offset
                 builder.add(oid, _header(OFS_DELTA, len(made)) + _ofs(at - base_at)
@@ -561,11 +660,22 @@ def merge(directory: Path, sources: Sequence[tuple[str, list[Entry]]], *,
 
 
 def remove(directory: Path, names: Iterable[str]) -> None:
-    """Delete packs (index first: no reader finds an index without its pack)."""
+    """Delete packs (index first: no reader finds an index without its pack). The files
+    of each are found in one listing of the directory (an append's pack has two, where
+    trying every suffix git may have added cost five system calls a pack)."""
+    names = list(names)
+    if not names:
+        return
+    try:
+        present: set[str] | None = set(os.listdir(directory))
+    except OSError:
+        present = None
     for name in names:
         where = f"{directory}/{name}"
         _WRITTEN.pop(where, None)
         for suffix in (".idx", ".rev", ".bitmap", ".pack"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(where + suffix)
-        release(directory, name)
+            if present is None or name + suffix in present:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(where + suffix)
+        if present is None or f"{name}.keep" in present:
+            release(directory, name)

@@ -363,3 +363,126 @@ def test_what_a_merge_keeps_is_compressed_though_an_appends_pack_is_not(
     sizes = {len(packfile.inflate(e)): len(e.raw) for e in entries if e.kind == packfile.BLOB}
     assert sizes[len(document)] < len(document) // 10
     _assert_intact(repo)
+
+
+# --- a level's merge: packs copied whole, one block each --------------------------------
+
+
+def _verify_pack(repo: Path, name: str) -> str:
+    """`git verify-pack -v`: the pack's and index's checksums, and every entry's CRC."""
+    return git(repo, "verify-pack", "-v", str(repo / ".git" / "objects" / "pack" / f"{name}.idx"))
+
+
+def test_a_level_merge_copies_packs_whole_and_git_reads_every_object(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merged packs (deltas against bases in the same pack) are copied as one block each:
+    the offsets move, the CRC of each entry is the source index's, and git checks both
+    (verify-pack) and reads every object (fsck, rev-list)."""
+    from meridian import gitio, packfile
+
+    monkeypatch.setattr(ledger_module, "PACK_EVERY", 10**9)  # packs run by hand here
+    ledger = Ledger.open(repo)
+    directory = repo / ".git" / "objects" / "pack"
+    merged = []
+    for batch in range(3):
+        for n in range(6):
+            ledger.emit("test.append", {"batch": batch, "n": n, "text": "shard line " * 8})
+        merged.append(ledger.pack())
+    assert all(merged) and len(set(merged)) == 3
+    sources = [packfile.load(directory, name) for name in merged]
+    assert all(sources)
+    written = packfile.concatenate(directory, sources)  # type: ignore[arg-type]
+    out = _verify_pack(repo, written.name)
+    deltas = [line for line in out.splitlines() if " blob " in line and len(line.split()) >= 7]
+    assert deltas  # the sources' deltas, still deltas (their bases moved with them)
+    every = {oid for source in sources for oid in source.ids}  # type: ignore[union-attr]
+    assert set(written.ids) == every and len(written.ids) == len(every)
+    for name in merged:
+        gitio.remove_packs(ledger.repo, [name])  # only the concatenated copy is left
+    _assert_intact(repo)
+    assert git(repo, "rev-list", "--count", "meridian/state").strip() == "18"
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == list(range(6)) * 3
+
+
+def test_a_level_merge_of_packs_sharing_an_object_lists_it_once(repo: Path) -> None:
+    """Two packs holding the same object cannot be concatenated (an index lists an id
+    once): ``concatenate`` refuses, and the level's merge copies entries one by one."""
+    from meridian import packfile
+
+    ledger = Ledger.open(repo)
+    directory = repo / ".git" / "objects" / "pack"
+
+    def blob(text: bytes) -> tuple[int, bytes, bytes]:
+        return packfile.BLOB, text, packfile.object_id(packfile.BLOB, text)
+
+    first = packfile.write(directory, [blob(b"x\n"), blob(b"shared\n")])
+    second = packfile.write(directory, [blob(b"shared\n"), blob(b"z\n")])
+    loaded = [packfile.load(directory, written.name) for written in (first, second)]
+    with pytest.raises(ValueError, match="two of the packs"):
+        packfile.concatenate(directory, loaded)  # type: ignore[arg-type]
+    retired: dict[str, float] = {}
+    merged = ledger._merge_level([first.name, second.name], lambda name: None, retired)
+    assert merged is not None
+    held = packfile.load(directory, merged)
+    assert held is not None
+    assert sorted(held.ids) == sorted({*first.ids, *second.ids}) and len(held.ids) == 3
+    assert set(retired) == {first.name, second.name}
+    _verify_pack(repo, merged)
+    for text in (b"x\n", b"shared\n", b"z\n"):
+        oid = packfile.object_id(packfile.BLOB, text).hex()
+        assert git(repo, "cat-file", "-p", oid) == text.decode()
+
+
+def test_a_damaged_pack_is_not_copied_into_a_level_merge(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A byte flipped in a merged pack: ``load`` refuses it (its checksum), so no new pack
+    with a fresh checksum launders the damage."""
+    from meridian import packfile
+
+    monkeypatch.setattr(ledger_module, "PACK_EVERY", 10**9)
+    ledger = Ledger.open(repo)
+    directory = repo / ".git" / "objects" / "pack"
+    for n in range(4):
+        ledger.emit("test.append", {"n": n})
+    name = ledger.pack()
+    assert name is not None and packfile.load(directory, name) is not None
+    path = directory / f"{name}.pack"
+    data = bytearray(path.read_bytes())
+    data[40] ^= 0xFF
+    path.chmod(0o644)
+    path.write_bytes(bytes(data))
+    assert packfile.load(directory, name) is None
+
+
+def test_a_loose_commit_behind_a_packed_merge_is_found(repo: Path) -> None:
+    """The look for loose commits follows the first parents by hand; from a merge on it
+    walks every parent: a loose commit on the merged side is found though the merge
+    commit itself is packed."""
+    import pygit2
+
+    from meridian import gitio, packfile
+
+    ledger = Ledger.open(repo)
+    for n in range(3):
+        ledger.emit("test.append", {"n": n})
+    base = ledger.tip()
+    assert base is not None
+    handle = ledger.repo
+    directory = repo / ".git" / "objects" / "pack"
+    assert not gitio.loose_commit_since(handle, base, None)  # appends write packs only
+    sig = pygit2.Signature("t", "t@example.com", 1_700_000_000, 0)
+    tree = gitio.commit_tree_id(handle, base)
+    side = handle.create_commit(None, sig, sig, "side\n", tree, [base])  # loose
+    data = gitio.commit_bytes(tree, [base, side], sig, "merge\n")
+    packfile.write(directory, [(packfile.COMMIT, data, packfile.object_id(packfile.COMMIT, data))])
+    merge = pygit2.Oid(raw=packfile.object_id(packfile.COMMIT, data))
+    fresh = pygit2.Repository(str(repo))
+    assert gitio.loose_commit_since(fresh, merge, base)
+    # the same history with the side commit packed too: nothing loose
+    _, raw = fresh.odb.read(side)
+    packfile.write(directory, [(packfile.COMMIT, raw, side.raw)])
+    gitio.prune_loose(fresh, [str(side)])
+    assert not gitio.loose_commit_since(pygit2.Repository(str(repo)), merge, base)
+    # and a loose commit on the first-parent chain itself
+    top = fresh.create_commit(None, sig, sig, "top\n", tree, [merge])
+    assert gitio.loose_commit_since(pygit2.Repository(str(repo)), top, base)
