@@ -843,10 +843,14 @@ def swap_ref(repo: Repository, refname: str, new: Oid, *, expected: Oid | None,
     Like git, the reflog line goes before the rename: a writer killed between the two
     leaves a line naming a commit that never became the tip (and its lock, expired
     by the ledger like any lock a killed writer left). Returns False, touching
-    nothing, where this does not apply (HEAD names the ref, whose reflog git and
-    libgit2 also append to; the ref is symbolic): the caller lets libgit2 move it.
+    nothing, where this does not apply (the refs are in a reftable, git's other ref
+    backend, where a loose ref file would be one no git reads; HEAD names the ref,
+    whose reflog git and libgit2 also append to; the ref is symbolic): the caller
+    lets libgit2 move it.
     """
     common = str(common_dir(repo))
+    if os.path.isdir(f"{common}/reftable"):
+        return False  # `git init --ref-format=reftable` (git 2.45+), `git refs migrate`
     ref_path = f"{common}/{refname}"
     lock_path = ref_path + ".lock"
     head = _read_small(f"{repo.path}/HEAD")

@@ -394,6 +394,52 @@ def test_head_naming_the_ref_is_left_to_libgit2(repo: Path) -> None:
     assert handle.references[REF].target == made
 
 
+def test_refs_in_a_reftable_are_never_written_as_loose_files(repo: Path) -> None:
+    """A repository whose refs live in a reftable (``<gitdir>/reftable``) has no loose
+    refs git reads: the in-process swap declines, writing no ref, lock or reflog file
+    (the caller leaves the ref to libgit2). Here the reftable directory is made by hand
+    in a files-backend repository, so the ref the test then moves shows nothing leaked."""
+    handle = pygit2.Repository(str(repo))
+    sig = pygit2.Signature("t", "t@example.com")
+    first = _commit_on(handle, None, "a")
+    (repo / ".git" / "reftable").mkdir()
+    assert not gitio.swap_ref(handle, REF, first, expected=None, sig=sig, message="a")
+    assert not _ref_file(repo).exists() and not _lock(repo).exists()
+    assert not _log(repo).exists()
+    (repo / ".git" / "reftable").rmdir()
+    assert gitio.swap_ref(handle, REF, first, expected=None, sig=sig, message="a")
+    second = _commit_on(handle, first, "b")
+    (repo / ".git" / "reftable").mkdir()
+    assert not gitio.swap_ref(handle, REF, second, expected=first, sig=sig, message="b")
+    assert _ref_file(repo).read_text() == f"{first}\n"  # untouched
+    assert not _lock(repo).exists()
+
+
+def _git_supports_reftable(tmp_path: Path) -> bool:
+    probe = subprocess.run(["git", "init", "-q", "--ref-format=reftable", str(tmp_path / "p")],
+                           capture_output=True, text=True, check=False)
+    return probe.returncode == 0
+
+
+def test_an_append_to_a_real_reftable_repository_writes_no_loose_ref(tmp_path: Path) -> None:
+    if not _git_supports_reftable(tmp_path):
+        pytest.skip(f"this git ({git(tmp_path, '--version').strip()}) has no reftable "
+                    "backend (git init --ref-format=reftable needs git 2.45)")
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "--ref-format=reftable", str(repo)], check=True)
+    git(repo, "config", "user.name", "t")
+    git(repo, "config", "user.email", "t@example.com")
+    try:
+        handle = pygit2.Repository(str(repo))
+    except pygit2.GitError as exc:
+        pytest.skip(f"this libgit2 cannot open a reftable repository: {exc}")
+    sig = pygit2.Signature("t", "t@example.com")
+    first = _commit_on(handle, None, "a")
+    assert not gitio.swap_ref(handle, REF, first, expected=None, sig=sig, message="a")
+    assert not _ref_file(repo).exists() and not _lock(repo).exists()
+    assert not _log(repo).exists()
+
+
 def test_a_damaged_ref_file_is_an_error_not_a_conflict(repo: Path) -> None:
     ledger = Ledger.open(repo)
     ledger.emit("test.append", {"n": 0})
