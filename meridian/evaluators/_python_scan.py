@@ -119,6 +119,58 @@ def _is_placeholder_value(node: ast.expr | None) -> bool:
     return False
 
 
+def _returns_nothing_computed(node: ast.expr, *, logged: bool) -> bool:
+    """``None``, an empty display or constructor, ``""`` (and, after logging, any literal:
+    ``log.info(...); return True``)."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    if isinstance(node, ast.Constant) and node.value in ("", b"") and not isinstance(
+            node.value, bool):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not node.elts:
+        return True
+    if isinstance(node, ast.Dict) and not node.keys:
+        return True
+    if isinstance(node, ast.Call) and not node.args and not node.keywords \
+            and _dotted(node.func) in {"list", "dict", "set", "tuple", "str"}:
+        return True
+    return logged and _literal(node) is not _NO_VALUE
+
+
+LOG_CALL = re.compile(r"^(?:log|logger|logging|_log|_logger|LOG|LOGGER|print)$")
+
+
+def _is_log_call(stmt: ast.stmt) -> bool:
+    """``log.info(...)``, ``logger.debug(...)``, ``print(...)``: a statement that only
+    reports."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    name = _dotted(stmt.value.func)
+    root = name.split(".")[0]
+    return bool(name) and (LOG_CALL.match(root) is not None and (
+        name == "print" or len(name.split(".")) == 2))
+
+
+def _optional_annotation(node: ast.expr) -> bool:
+    """``-> None``, ``-> Optional[X]``, ``-> X | None``, ``-> Any``: the annotation admits
+    nothing returned."""
+    text = ast.unparse(node)
+    return text in ("None", "Any", "typing.Any", "object", "NoReturn") \
+        or "Optional" in text or bool(re.search(r"\bNone\b", text))
+
+
+# A docstring saying the function returns nothing on purpose.
+RESULT_EMPTY_SAID = re.compile(r"\b(?:return(?:s|ing)?\s+(?:none|nothing|an?\s+empty|empty|"
+                               r"no\s+\w+)|always\s+(?:returns?\s+)?(?:none|empty|nothing)|"
+                               r"no[- ]?op|does\s+nothing|default\s+implementation|hook|"
+                               r"overrid\w*|subclass\w*|placeholder\s+for\s+subclass\w*)\b",
+                               re.IGNORECASE)
+
+
+def _says_result_is_empty(doc: str) -> bool:
+    return bool(RESULT_EMPTY_SAID.search(doc)) and not UNFINISHED_SAID.search(doc)
+
+
 def _empty_body_kind(body: list[ast.stmt]) -> str | None:
     """How a body that does nothing is spelled (`pass`, `...`), else None. A docstring
     alone is a documented no-op, reported by the caller only where that is not an idiom."""
@@ -195,9 +247,21 @@ def _literal(node: ast.expr, constants: dict[str, object] | None = None) -> obje
         return _NO_VALUE
 
 
-def _same_expression(left: ast.expr, right: ast.expr) -> bool:
+def _unwrap_identity(node: ast.expr, identities: frozenset[str]) -> ast.expr:
+    """``snapshot(out)`` -> ``out`` when ``snapshot`` is a function of this file that
+    returns its argument unchanged."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in identities and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    return node
+
+
+def _same_expression(left: ast.expr, right: ast.expr,
+                     identities: frozenset[str] = frozenset()) -> bool:
     """``r == r``: the same name or attribute chain on both sides (no call: ``f() == f()``
-    may legitimately compare two results)."""
+    may legitimately compare two results; ``out == snapshot(out)`` with a local
+    ``snapshot`` returning its argument is ``out == out``)."""
+    left, right = _unwrap_identity(left, identities), _unwrap_identity(right, identities)
     if not isinstance(left, (ast.Name, ast.Attribute, ast.Subscript)):
         return False
     if any(isinstance(n, ast.Call) for n in ast.walk(left)):
@@ -205,16 +269,72 @@ def _same_expression(left: ast.expr, right: ast.expr) -> bool:
     return ast.dump(left) == ast.dump(right)
 
 
-def _always_holds(node: ast.expr, constants: dict[str, object] | None = None) -> bool:
-    """``True``, ``"ok"``, ``1 == 1``, ``r == r``, ``x or True``: true whatever the code does."""
+def _empty_value(value: object) -> bool:
+    return isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)) and not value
+
+
+def _empty_iterable(node: ast.expr, constants: dict[str, object] | None = None) -> bool:
+    """``[]``, ``()``, ``{}``, ``""``, ``range(0)`` or a name bound only to one of them."""
+    if isinstance(node, ast.Call) and _dotted(node.func) in ("range", "list", "tuple", "set",
+                                                             "dict", "frozenset", "iter") \
+            and not node.keywords:
+        if not node.args:
+            return _dotted(node.func) != "range"
+        if _dotted(node.func) == "range":
+            values = [_literal(a, constants) for a in node.args]
+            if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
+                return False
+            ints = [int(v) for v in values]  # type: ignore[call-overload]
+            return len(range(*ints)) == 0 if len(ints) <= 3 and (len(ints) < 3 or ints[2]) \
+                else False
+        return len(node.args) == 1 and _empty_iterable(node.args[0], constants)
+    return _empty_value(_literal(node, constants))
+
+
+_NON_NEGATIVE = frozenset({"len", "abs"})
+
+
+def _never_negative_compare(node: ast.Compare, constants: dict[str, object] | None) -> bool:
+    """``len(x) >= 0``, ``0 <= len(x)``, ``len(x) > -1``: a length is never negative."""
+    if len(node.ops) != 1:
+        return False
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    if isinstance(op, (ast.LtE, ast.Lt)):
+        left, right = right, left
+        op = ast.GtE() if isinstance(op, ast.LtE) else ast.Gt()
+    if not (isinstance(left, ast.Call) and _dotted(left.func) in _NON_NEGATIVE):
+        return False
+    bound = _literal(right, constants)
+    if not isinstance(bound, (int, float)) or isinstance(bound, bool):
+        return False
+    return (isinstance(op, ast.GtE) and bound <= 0) or (isinstance(op, ast.Gt) and bound < 0)
+
+
+def _always_holds(node: ast.expr, constants: dict[str, object] | None = None,
+                  identities: frozenset[str] = frozenset()) -> bool:
+    """``True``, ``"ok"``, ``1 == 1``, ``r == r``, ``x or True``, ``len(r) >= 0``,
+    ``x or not x``, ``all(... for v in [])``: true whatever the code does."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        return any(_always_holds(v, constants) for v in node.values)
+        if any(_always_holds(v, constants, identities) for v in node.values):
+            return True
+        dumps = {ast.dump(v) for v in node.values}
+        # `x or not x`, `r is None or r is not None`: one side is the other's negation.
+        return any(_negation(v) in dumps for v in node.values)
     if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
         # `assert (r == 6, "msg")`: a non-empty display is true whatever it holds.
         return bool(node.keys if isinstance(node, ast.Dict) else node.elts)
+    if isinstance(node, ast.Call) and _dotted(node.func) == "all" and len(node.args) == 1 \
+            and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)) \
+            and _empty_iterable(node.args[0].generators[0].iter, constants):
+        return True  # all() of nothing is True
+    if isinstance(node, ast.Call) and _dotted(node.func) == "isinstance" \
+            and len(node.args) == 2 and _dotted(node.args[1]) in ("object", "builtins.object"):
+        return True
+    if isinstance(node, ast.Compare) and _never_negative_compare(node, constants):
+        return True
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         op, right_node = node.ops[0], node.comparators[0]
-        if _same_expression(node.left, right_node) and (
+        if _same_expression(node.left, right_node, identities) and (
                 isinstance(node.left, ast.Name) or not isinstance(op, ast.Is)):
             # `x.attr is x.attr` may test caching (a property could build a new object).
             return isinstance(op, _HOLDS_WHEN_EQUAL)
@@ -228,14 +348,37 @@ def _always_holds(node: ast.expr, constants: dict[str, object] | None = None) ->
     return value is not _NO_VALUE and bool(value)
 
 
-def _trivial_assert_call(node: ast.Call, constants: dict[str, object] | None = None) -> bool:
-    """``self.assertTrue(True)``, ``self.assertEqual(1, 1)``, ``assertEqual(x, x)``."""
+def _negation(node: ast.expr) -> str:
+    """The ``ast.dump`` of ``node``'s plain negation: ``not x`` -> ``x``, ``x`` -> ``not
+    x``, ``a is None`` -> ``a is not None`` (and ``==``/``!=``, ``in``/``not in``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ast.dump(node.operand)
+    flipped = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+               ast.In: ast.NotIn, ast.NotIn: ast.In}
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in flipped:
+        return ast.dump(ast.Compare(left=node.left, ops=[flipped[type(node.ops[0])]()],
+                                    comparators=node.comparators))
+    return ast.dump(ast.UnaryOp(op=ast.Not(), operand=node))
+
+
+def _trivial_assert_call(node: ast.Call, constants: dict[str, object] | None = None,
+                         identities: frozenset[str] = frozenset()) -> bool:
+    """``self.assertTrue(True)``, ``self.assertEqual(1, 1)``, ``assertEqual(x, x)``,
+    ``assertGreaterEqual(len(x), 0)``."""
     name = _dotted(node.func).split(".")[-1]
     if name in ("assertTrue", "assert_") and node.args:
-        return _always_holds(node.args[0], constants)
+        return _always_holds(node.args[0], constants, identities)
+    if name in ("assertGreaterEqual", "assertGreater", "assertLessEqual", "assertLess") \
+            and len(node.args) >= 2:
+        ops = {"assertGreaterEqual": ast.GtE, "assertGreater": ast.Gt,
+               "assertLessEqual": ast.LtE, "assertLess": ast.Lt}
+        return _never_negative_compare(ast.Compare(
+            left=node.args[0], ops=[ops[name]()], comparators=[node.args[1]]), constants)
+    if name == "assertIsInstance" and len(node.args) >= 2:
+        return _dotted(node.args[1]) in ("object", "builtins.object")
     if name in ("assertEqual", "assertEquals", "assertIs", "assertDictEqual",
                 "assertListEqual") and len(node.args) >= 2:
-        if _same_expression(node.args[0], node.args[1]):
+        if _same_expression(node.args[0], node.args[1], identities):
             return True
         left, right = _literal(node.args[0], constants), _literal(node.args[1], constants)
         return left is not _NO_VALUE and left == right
@@ -259,16 +402,123 @@ def _catches_assertions(handler: ast.ExceptHandler) -> bool:
             _dotted(n.func).split(".")[-1]))) for stmt in handler.body for n in ast.walk(stmt))
 
 
-def _reachable(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements up to the first top-level `return` or unconditional skip: asserts
-    after them never run."""
-    for index, stmt in enumerate(body):
+def _ends(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` always leaves the function: a `return`, an unconditional
+    skip, or an `if` on a constant whose taken branch does."""
+    for stmt in body:
         if isinstance(stmt, ast.Return):
-            return body[:index + 1]
+            return True
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                 and _dotted(stmt.value.func) in SKIP_CALLS:
+            return True
+        if isinstance(stmt, ast.If):
+            value = _constant_value(stmt.test, text=False)
+            if value is not _NO_VALUE and value is not _VERSION \
+                    and _ends(stmt.body if value else stmt.orelse):
+                return True
+    return False
+
+
+def _reachable(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements up to the first top-level `return`, unconditional skip, or `if
+    True: return`: asserts after them never run."""
+    for index, stmt in enumerate(body):
+        if _ends([stmt]):
             return body[:index + 1]
     return body
+
+
+def _dead_nodes(root: ast.AST, constants: dict[str, object] | None = None) -> set[int]:
+    """ids of the nodes under ``root`` that never run: the body of a loop over an empty
+    collection (``for x in []``, a name bound only to ``[]``, ``range(0)``), of
+    ``while False``, the branch an ``if`` on a constant does not take, and what follows
+    an unconditional ``return`` in a nested block."""
+    dead: set[int] = set()
+
+    def kill(stmts: Iterable[ast.AST]) -> None:
+        for stmt in stmts:
+            dead.update(id(n) for n in ast.walk(stmt))
+
+    for node in ast.walk(root):
+        if id(node) in dead:
+            continue
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _empty_iterable(node.iter, constants):
+            kill(node.body)
+        elif isinstance(node, ast.While):
+            value = _constant_value(node.test, text=False)
+            if value is not _NO_VALUE and value is not _VERSION and not value:
+                kill(node.body)
+        elif isinstance(node, ast.If):
+            value = _constant_value(node.test, text=False)
+            if value is not _NO_VALUE and value is not _VERSION:
+                kill(node.orelse if value else node.body)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
+                and _empty_iterable(node.generators[0].iter, constants):
+            kill([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt) \
+                    and node is not root:
+                kept = _reachable(block)
+                kill(block[len(kept):])
+    return dead
+
+
+def _module_constants(tree: ast.Module) -> dict[str, object]:
+    """Module-level names bound exactly once, to a literal, and never changed in place
+    anywhere in the file (no method call or subscript on them, no ``+=``, not passed to
+    a call, no ``global``): ``CASES = []`` that nothing fills stays empty."""
+    values: dict[str, object] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name):
+            value = _literal(stmt.value)
+            if value is not _NO_VALUE:
+                values[stmt.targets[0].id] = value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None \
+                and isinstance(stmt.target, ast.Name):
+            value = _literal(stmt.value)
+            if value is not _NO_VALUE:
+                values[stmt.target.id] = value
+    if not values:
+        return {}
+    stores: dict[str, int] = {}
+    changed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            changed.update(node.names)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            changed.add(node.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            changed.add(node.target.id)
+        elif isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] != "parametrize":
+            changed.update(a.id for a in node.args if isinstance(a, ast.Name))
+            changed.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+    return {name: value for name, value in values.items()
+            if stores.get(name) == 1 and (name not in changed or not _mutable(value))}
+
+
+def _mutable(value: object) -> bool:
+    return isinstance(value, (list, dict, set))
+
+
+def _changed_in_place(root: ast.AST) -> set[str]:
+    """Names under ``root`` a method call, subscript store, ``+=`` or a call taking them
+    may change in place."""
+    changed: set[str] = set()
+    for node in ast.walk(root):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            changed.add(node.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            changed.add(node.target.id)
+        elif isinstance(node, ast.Call):
+            changed.update(a.id for a in node.args if isinstance(a, ast.Name))
+            changed.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            changed.update(node.names)
+    return changed
 
 
 def _local_constants(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object]:
@@ -284,7 +534,9 @@ def _local_constants(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ob
             value = _literal(node.value)
             if value is not _NO_VALUE:
                 literal_values[node.targets[0].id] = value
-    return {name: value for name, value in literal_values.items() if bindings.get(name) == 1}
+    changed = _changed_in_place(fn)
+    return {name: value for name, value in literal_values.items() if bindings.get(name) == 1
+            and (name not in changed or not _mutable(value))}
 
 
 @dataclass
@@ -294,6 +546,7 @@ class _Function:
     marker_start: int  # first line that counts as "this function's" (comments just above)
     cls: ast.ClassDef | None = None  # the class it is a method of
     nested: bool = False  # defined inside another function
+    dead: str | None = None  # defined under a condition that never holds (`if False:`)
     stub_findings: list[int] = field(default_factory=list)  # indexes into the issue list
 
     @property
@@ -326,6 +579,28 @@ class _Scanner:
         # `eq = self.assertEqual`, `roundtrip = check_roundtrip`: name -> what it names.
         self.alias_of: dict[str, str] = {}
         self.imported: dict[str, str] = {}  # local name -> module it was imported from
+        self.module_constants: dict[str, object] = {}  # `CASES = []` nothing changes
+        self.identities: frozenset[str] = frozenset()  # functions returning their argument
+
+    def collect_constants(self, tree: ast.Module) -> None:
+        self.module_constants = _module_constants(tree)
+        self.identities = frozenset(
+            stmt.name for stmt in tree.body
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (args := [*stmt.args.posonlyargs, *stmt.args.args]) and len(args) == 1
+            and (body := [b for b in stmt.body if not _is_docstring(b)])
+            and len(body) == 1 and isinstance(body[0], ast.Return)
+            and isinstance(body[0].value, ast.Name) and body[0].value.id == args[0].arg)
+
+    def constants_for(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object]:
+        """The literal a name in ``fn`` certainly holds: bound once to it in ``fn``, or at
+        module level and neither a parameter of ``fn`` nor bound in it."""
+        local = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, (ast.Store, ast.Del))}
+        constants = {k: v for k, v in self.module_constants.items() if k not in local}
+        constants.update(_local_constants(fn))
+        return constants
 
     @property
     def aliases(self) -> set[str]:
@@ -395,6 +670,21 @@ class _Scanner:
     # -- passes ----------------------------------------------------------------------
 
     def collect_functions(self, tree: ast.Module) -> None:
+        dead_under: dict[int, str] = {}  # id of a statement -> the condition that never holds
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.If, ast.While)):
+                value = _constant_value(node.test, text=False)
+                if value is _NO_VALUE or value is _VERSION:
+                    continue
+                spelled = f"{'if' if isinstance(node, ast.If) else 'while'} " \
+                          f"{ast.unparse(node.test)[:40]}"
+                branch = node.body if not value else (
+                    node.orelse if isinstance(node, ast.If) else [])
+                for stmt in branch:
+                    for inner in ast.walk(stmt):
+                        dead_under.setdefault(id(inner), spelled if not value
+                                              else f"the `else` of `{spelled}`")
+
         def visit(node: ast.AST, cls: ast.ClassDef | None, in_protocol: bool,
                   in_function: bool) -> None:
             for child in ast.iter_child_nodes(node):
@@ -412,7 +702,8 @@ class _Scanner:
                     decorators = {_dotted(d).split(".")[-1] for d in child.decorator_list}
                     exempt = in_protocol or bool(decorators & EXEMPT_DECORATORS)
                     self.functions.append(_Function(child, exempt, self._marker_start(child),
-                                                    cls=cls, nested=in_function))
+                                                    cls=cls, nested=in_function,
+                                                    dead=dead_under.get(id(child))))
                     visit(child, None, False, True)
                 elif isinstance(child, ast.If) and _dotted(child.test).split(".")[-1] \
                         == "TYPE_CHECKING":
@@ -519,6 +810,7 @@ class _Scanner:
                 continue
             body = _empty_body_kind(fn.node.body)
             if body is None:
+                self.empty_result(fn)
                 continue
             if body == "a docstring" and fn.cls is not None:
                 continue
@@ -576,6 +868,50 @@ class _Scanner:
                         "stub_code", "high", node.lineno,
                         f"`{owner.node.name}` has a placeholder `{shown}` next to a TODO/FIXME "
                         "marker", scope=owner.scope))
+
+    def empty_result(self, fn: _Function) -> None:
+        """A function that promises work (a docstring saying what it does, or a return
+        type) and takes arguments, whose whole body returns nothing computed: ``None``,
+        ``{}``, ``[]``, ``""``, or only logs its arguments first. Its arguments are
+        ignored, so no caller gets what it was promised."""
+        node = fn.node
+        if fn.nested or self.is_test_file or fn.dead is not None:
+            return
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args,
+                                  *node.args.kwonlyargs)][1 if fn.cls is not None else 0:]
+        if not params or node.args.vararg or node.args.kwarg:
+            return
+        body = [s for s in node.body if not _is_docstring(s)]
+        if not body or not isinstance(body[-1], ast.Return):
+            return
+        value = body[-1].value
+        logs_only = bool(body[:-1]) and all(_is_log_call(s) for s in body[:-1])
+        if body[:-1] and not logs_only:
+            return
+        if not (value is None or _returns_nothing_computed(value, logged=logs_only)):
+            return
+        used = {n.id for s in body[:-1] for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if value is not None:
+            used |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        if used & set(params) and not logs_only:
+            return
+        doc = ast.get_docstring(node) or ""
+        # Logging the arguments and answering a literal pretends to have done the work;
+        # otherwise the promise is a docstring saying what it does, or a return type.
+        promised = logs_only or bool(doc.strip()) or (
+            node.returns is not None and not _optional_annotation(node.returns))
+        if not promised or _says_result_is_empty(doc) or self._comment_says_no_op(fn):
+            return
+        if self._idiomatic_no_op(fn, "a return"):
+            return
+        shown = ast.unparse(body[-1])
+        how = "only logs its arguments and then" if logs_only else "ignores its arguments and"
+        promise = "it reports work it does not do" if logs_only else (
+            f"its {'docstring' if doc.strip() else 'return type'} promises work it does not do")
+        fn.stub_findings.append(self.add(
+            "stub_code", "high", body[-1].lineno,
+            f"`{node.name}` {how} returns `{shown[7:] or 'None'}`: {promise}",
+            end=fn.end, scope=fn.scope))
 
     @staticmethod
     def _marked_placeholder(owner: _Function, node: ast.Return, marked_lines: list[int]) -> bool:
@@ -689,8 +1025,8 @@ class _Scanner:
         return None
 
     def _can_fail(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        constants = _local_constants(fn)
-        swallowed = _swallowed_nodes(fn)
+        constants = self.constants_for(fn)
+        swallowed = _swallowed_nodes(fn) | _dead_nodes(fn, constants)
         fixture_args = {a.arg for a in fn.args.args} & self.asserting_helpers
         if fixture_args:
             return True  # a fixture that asserts runs for the test that requests it
@@ -698,7 +1034,7 @@ class _Scanner:
             if id(node) in swallowed:
                 continue
             if isinstance(node, ast.Assert):
-                if not _always_holds(node.test, constants):
+                if not _always_holds(node.test, constants, self.identities):
                     return True
             elif isinstance(node, ast.Raise) and node.exc is not None:
                 if _dotted(node.exc) != "NotImplementedError":
@@ -707,7 +1043,8 @@ class _Scanner:
                 name = _dotted(node.func).split(".")[-1] or (
                     node.func.attr if isinstance(node.func, ast.Attribute) else "")
                 if name in FAILING_CALLS or self._calls_helper(node) or (
-                        ASSERT_HELPER.match(name) and not _trivial_assert_call(node, constants)):
+                        ASSERT_HELPER.match(name)
+                        and not _trivial_assert_call(node, constants, self.identities)):
                     return True
         return False
 
@@ -722,9 +1059,13 @@ class _Scanner:
         reachable = {id(n) for stmt in _reachable(node.body) for n in ast.walk(stmt)}
         if asserts and not any(id(n) in reachable for n in asserts):
             return "its assertions come after an unconditional `return` or skip, so they never run"
+        dead = _dead_nodes(node, self.constants_for(node))
+        if asserts and all(id(n) in dead or id(n) in swallowed for n in asserts):
+            return ("its assertions never run (in a loop over an empty collection, or a "
+                    "branch or block that is never reached)")
         if asserts:
             return ("its only assertions always hold (a literal, `x == x`, literals compared "
-                    "with literals)")
+                    "with literals, `len(x) >= 0`, `x or not x`)")
         return "no assert, no expected-exception check, no assert helper"
 
     def _benchmark_file(self, tree: ast.Module) -> bool:
@@ -743,8 +1084,17 @@ class _Scanner:
         for fn in self.functions:
             if not self._is_test(fn) or fn.exempt:
                 continue
+            wrapped = self._assert_in_broad_raises(fn.node)
+            if wrapped is not None:
+                expected, line = wrapped
+                self.add("hollow_test", "high", line,
+                         f"test `{fn.node.name}` asserts inside `{expected}`: a failing "
+                         "assertion raises AssertionError, which is the expected exception, "
+                         "so the assertion's failure passes the test", end=fn.end, scope=fn.scope)
+                continue
             if self._can_fail(fn.node):
                 self.mocked_subject(fn)
+                self._broad_raises(fn)
                 continue
             decorators = {_dotted(d).split(".")[-1] for d in fn.node.decorator_list}
             params = {a.arg for a in fn.node.args.args}
@@ -766,6 +1116,83 @@ class _Scanner:
                        "or parameters say)")
             self.add("hollow_test", severity, fn.start,
                      f"test `{fn.node.name}` cannot fail: {why}", end=fn.end, scope=fn.scope)
+
+    @staticmethod
+    def _broad_expectations(fn: ast.FunctionDef | ast.AsyncFunctionDef
+                            ) -> list[tuple[ast.With | ast.AsyncWith, ast.Call]]:
+        """``with pytest.raises(Exception):`` / ``self.assertRaises(BaseException)`` blocks
+        without a ``match=``: any error at all is the expected one."""
+        found = []
+        for node in ast.walk(fn):
+            if not isinstance(node, (ast.With, ast.AsyncWith)):
+                continue
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call) and _dotted(call.func).split(".")[-1] in (
+                        "raises", "assertRaises") and call.args \
+                        and _dotted(call.args[0]).split(".")[-1] in BROAD_EXCEPTIONS \
+                        and not any(k.arg == "match" for k in call.keywords):
+                    found.append((node, call))
+        return found
+
+    def _assert_in_broad_raises(self, fn: ast.FunctionDef | ast.AsyncFunctionDef
+                                ) -> tuple[str, int] | None:
+        """An ``assert`` statement directly in a block expecting any exception (or
+        AssertionError itself): its failure is what the block expects."""
+        for block, call in self._broad_expectations(fn):
+            for stmt in block.body:
+                for node in ast.walk(stmt):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        break
+                    if isinstance(node, ast.Assert):
+                        return f"{_dotted(call.func)}({ast.unparse(call.args[0])})", node.lineno
+        return None
+
+    def _unbindable_call(self, block: ast.With | ast.AsyncWith) -> str | None:
+        """A call in ``block`` to a function of the scanned tree that its arguments cannot
+        bind to (a keyword it has no parameter for, too many or too few positional
+        arguments): it raises TypeError whatever the function does."""
+        for stmt in block.body:
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Call) or any(
+                        isinstance(a, ast.Starred) for a in node.args) or any(
+                        k.arg is None for k in node.keywords):
+                    continue
+                name = _dotted(node.func)
+                root, *rest = name.split(".") if name else [""]
+                if not root or root not in self.imported or len(rest) > 1:
+                    continue
+                last = rest[0] if rest else self.alias_of.get(root, root)
+                signature = self.facts.signatures.get(last)
+                if signature is None:
+                    continue
+                problem = signature.refuses(len(node.args), [k.arg for k in node.keywords
+                                                              if k.arg])
+                if problem is not None:
+                    return f"`{ast.unparse(node)[:60]}`: {last}() {problem}"
+        return None
+
+    def _broad_raises(self, fn: _Function) -> None:
+        """``pytest.raises(Exception)`` around the code: a TypeError from a wrong call, a
+        NameError or an AttributeError passes it as well as the intended error (medium:
+        a reader judges whether the code's error type is really unknown; high when a call
+        in the block cannot bind to the function it calls, so it raises TypeError)."""
+        for block, call in self._broad_expectations(fn.node):
+            if _dotted(call.args[0]).split(".")[-1] == "AssertionError":
+                continue
+            unbindable = self._unbindable_call(block)
+            if unbindable is not None:
+                self.add("hollow_test", "high", call.lineno,
+                         f"test `{fn.node.name}` expects any exception "
+                         f"(`{_dotted(call.func)}({ast.unparse(call.args[0])})`) around a call "
+                         f"that cannot bind, {unbindable}: the TypeError passes the test "
+                         "whatever the code does", end=fn.end, scope=fn.scope)
+                continue
+            self.add("hollow_test", "medium", call.lineno,
+                     f"test `{fn.node.name}` expects any exception "
+                     f"(`{_dotted(call.func)}({ast.unparse(call.args[0])})` without `match=`): "
+                     "a TypeError from a wrong call or an AttributeError passes it too",
+                     scope=fn.scope)
 
     def _says_nothing_raises(self, fn: _Function, decorators: set[str]) -> bool:
         """Only a test that visibly checks that nothing raises: said in its name, docstring
@@ -886,6 +1313,72 @@ class _Scanner:
             for line, text in comment_lines:
                 if COMMENTED_TEST.match(text.strip()):
                     flag(line, "high", f"commented-out test: {text.strip()[:120]}")
+            self.tests_never_run(tree, flag)
+
+    def tests_never_run(self, tree: ast.Module,
+                        flag: Callable[..., None]) -> None:
+        """Tests the runner never runs, though nothing says skip: parametrized over no
+        cases, defined under ``if False:``, replaced by a later test of the same name,
+        or asserting in a function it never collects (not named ``test*``) that nothing
+        calls."""
+        for fn in self.functions:
+            if not self._is_test(fn):
+                continue
+            for decorator in fn.node.decorator_list:
+                if not isinstance(decorator, ast.Call) \
+                        or _dotted(decorator).split(".")[-1] != "parametrize":
+                    continue
+                values = decorator.args[1] if len(decorator.args) > 1 else next(
+                    (k.value for k in decorator.keywords if k.arg == "argvalues"), None)
+                if values is not None and _empty_iterable(values, self.module_constants):
+                    flag(decorator.lineno, "high",
+                         f"test `{fn.node.name}` is parametrized over no cases "
+                         f"(`{ast.unparse(values)[:40]}` is empty): it never runs",
+                         scope=fn.scope, end=fn.end)
+            if fn.dead is not None:
+                flag(fn.start, "high", f"test `{fn.node.name}` is defined under `{fn.dead}`, "
+                     "which never holds: it is never collected", scope=fn.scope, end=fn.end)
+        scopes: list[list[ast.stmt]] = [tree.body] + [
+            n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        by_node = {id(fn.node): fn for fn in self.functions}
+        for body in scopes:
+            last: dict[str, ast.stmt] = {}
+            for stmt in body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    last[stmt.name] = stmt
+            for stmt in body:
+                found = by_node.get(id(stmt))
+                if found is None or not self._is_test(found):
+                    continue
+                name = found.node.name
+                if last[name] is stmt or {_dotted(d).split(".")[-1] for d in
+                                          found.node.decorator_list} & OVERLOAD_DECORATORS:
+                    continue
+                flag(found.start, "high",
+                     f"test `{name}` is replaced by another `{name}` at line "
+                     f"{last[name].lineno}: this one never runs", scope=found.scope,
+                     end=found.end)
+        if not TEST_FILE_NAME.search(self.path.rsplit("/", 1)[-1]):
+            return
+        referenced = self.facts.referenced | _referenced_names(tree)
+        for fn in self.functions:
+            node = fn.node
+            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args,
+                                      *node.args.kwonlyargs)]
+            in_test_class = fn.cls is not None and _is_test_class(fn.cls)
+            if fn.nested or node.decorator_list or node.name.startswith(("test", "_")) \
+                    or node.name in referenced or fn.dead is not None \
+                    or HOOK_NAME.match(node.name):
+                continue
+            if fn.cls is None and params or fn.cls is not None and (
+                    not in_test_class or params != ["self"]):
+                continue  # a helper that takes arguments is called, not collected
+            if node.args.vararg or node.args.kwarg or not self._can_fail(node):
+                continue
+            flag(fn.start, "high",
+                 f"`{node.name}` asserts like a test but is never run: the runner only "
+                 "collects names starting with `test`, and nothing calls it",
+                 scope=fn.scope, end=fn.end)
 
     # -- swallowed errors ----------------------------------------------------------------
 
@@ -895,6 +1388,18 @@ class _Scanner:
         if self.is_test_file:
             return
         for node in ast.walk(tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    call = item.context_expr
+                    if isinstance(call, ast.Call) \
+                            and _dotted(call.func).split(".")[-1] == "suppress" and any(
+                                _dotted(a).split(".")[-1] in ("Exception", "BaseException")
+                                for a in call.args):
+                        owner = self.innermost(node.lineno)
+                        self.add("swallowed_error", "medium", node.lineno,
+                                 f"`with {ast.unparse(call)}:` does nothing with the error: "
+                                 "every failure in the block is hidden", end=node.end_lineno,
+                                 scope=owner.scope if owner else None)
             if not isinstance(node, ast.ExceptHandler):
                 continue
             caught = node.type
@@ -1158,12 +1663,27 @@ def constant_returns(path: str, source: str) -> list[ConstantReturn]:
         if value is _NO_VALUE or value is None or isinstance(value, bool):
             continue
         used = {n.id for n in ast.walk(body[0]) if isinstance(n, ast.Name)}
-        if used & set(params):
+        if used & set(params) or _documented_constant(ast.get_docstring(node) or "", params):
             continue
         scope = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         found.append(ConstantReturn(path, node.name, body[0].lineno, value, scope,
                                     node.end_lineno or node.lineno))
     return found
+
+
+# A docstring saying why the arguments do not matter ("conn is accepted for API
+# symmetry", "`value` is ignored"): a documented constant, not a hard-coded answer.
+DELIBERATE_CONSTANT = re.compile(r"\b(?:ignored|unused|not\s+used|accepted\s+(?:for|only\s+for)|"
+                                 r"kept\s+for|for\s+(?:api\s+)?(?:symmetry|compatibility|"
+                                 r"compat))\b", re.IGNORECASE)
+
+
+def _documented_constant(doc: str, params: list[str]) -> bool:
+    """The docstring names a parameter and says it is ignored on purpose."""
+    if not doc or UNFINISHED_SAID.search(doc) or MARKER.search(doc):
+        return False
+    return bool(DELIBERATE_CONSTANT.search(doc)) and any(
+        re.search(rf"\b{re.escape(p)}\b", doc) for p in params)
 
 
 def expected_literals(source: str) -> dict[str, list[object]]:
@@ -1177,7 +1697,8 @@ def expected_literals(source: str) -> dict[str, list[object]]:
 
     def called(node: ast.expr, results: dict[str, str]) -> str | None:
         if isinstance(node, ast.Call):
-            name = _dotted(node.func).split(".")[-1]
+            # `vat(...)`, `tax.vat(...)`, `Tax().vat(...)`: the function or method called.
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else _dotted(node.func)
             return name or None
         if isinstance(node, ast.Name):
             return results.get(node.id)
@@ -1190,7 +1711,9 @@ def expected_literals(source: str) -> dict[str, list[object]]:
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
-                results[node.targets[0].id] = _dotted(node.value.func).split(".")[-1]
+                func = node.value.func
+                results[node.targets[0].id] = func.attr if isinstance(func, ast.Attribute) \
+                    else _dotted(func)
         for node in ast.walk(fn):
             pairs: list[tuple[ast.expr, ast.expr]] = []
             if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) \
@@ -1228,6 +1751,7 @@ def scan_python(path: str, source: str, *, is_test_file: bool, truncated: bool =
                     scanner.add("skipped_test", "high", line,
                                 f"commented-out test: {text.strip()[:120]}")
         return scanner.issues
+    scanner.collect_constants(tree)
     scanner.collect_functions(tree)
     scanner.collect_aliases(tree)
     scanner.collect_helpers()
@@ -1350,6 +1874,35 @@ def tests_of_file(source: str) -> FileTests | None:
 
 # -- what the scan knows across files ----------------------------------------------------
 
+# A file pytest and unittest discovery collect tests from (conftest and helpers are not).
+TEST_FILE_NAME = re.compile(r"^(?:test_.*|.*_test)\.py$")
+# Functions a framework calls by name (set-up, tear-down, pytest hooks, load_tests).
+HOOK_NAME = re.compile(r"^(?:setUp|tearDown|setup|teardown|pytest_|load_tests$|runTest$|"
+                       r"asyncSetUp|asyncTearDown)")
+OVERLOAD_DECORATORS = frozenset({"overload", "setter", "getter", "deleter", "register"})
+
+
+def _is_test_class(cls: ast.ClassDef) -> bool:
+    return cls.name.startswith("Test") or cls.name.endswith(("Test", "Tests")) or any(
+        _dotted(b).split(".")[-1].endswith("TestCase") for b in cls.bases)
+
+
+def _referenced_names(tree: ast.AST) -> set[str]:
+    """Every name a file uses (loaded names, attribute names, names in ``__all__`` and
+    other strings that are identifiers): what may call a function defined elsewhere."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.isidentifier():
+            found.add(node.value)
+        elif isinstance(node, ast.alias):
+            found.add(node.name.split(".")[-1])
+    return found
+
 # A module a test imports its helpers from: a test package, a support or helper module.
 TEST_MODULE = re.compile(r"(?:^|\.)(?:[a-z0-9]+_)*(?:tests?|testing|conftest|support|helpers?|"
                          r"utils?|fixtures?|testlib|testutils?)(?:_[a-z0-9]+)*(?:\.|$)",
@@ -1357,6 +1910,47 @@ TEST_MODULE = re.compile(r"(?:^|\.)(?:[a-z0-9]+_)*(?:tests?|testing|conftest|sup
 # unittest bases whose methods the scan knows (a self.method of theirs is not a helper).
 TESTCASE_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase", "object", "SimpleTestCase",
                             "TransactionTestCase", "AsyncTestCase"})
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What arguments a module-level function accepts."""
+
+    positional: tuple[str, ...]  # positional-or-keyword (and positional-only) names
+    required: int  # how many of them have no default
+    keyword_only: frozenset[str]
+    required_keyword: frozenset[str]
+    star_args: bool
+    star_kwargs: bool
+
+    @classmethod
+    def of(cls, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
+        args = node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        return cls(positional=tuple(positional),
+                   required=len(positional) - len(args.defaults),
+                   keyword_only=frozenset(a.arg for a in args.kwonlyargs),
+                   required_keyword=frozenset(a.arg for a, d in zip(
+                       args.kwonlyargs, args.kw_defaults, strict=True) if d is None),
+                   star_args=args.vararg is not None, star_kwargs=args.kwarg is not None)
+
+    def refuses(self, given: int, keywords: list[str]) -> str | None:
+        """Why a call with ``given`` positional arguments and ``keywords`` fails to bind."""
+        if given > len(self.positional) and not self.star_args:
+            return f"takes {len(self.positional)} positional argument(s), given {given}"
+        names = set(self.positional[:given])
+        for keyword in keywords:
+            if keyword in names:
+                return f"gets `{keyword}` twice"
+            if keyword not in self.positional and keyword not in self.keyword_only \
+                    and not self.star_kwargs:
+                return f"has no parameter `{keyword}`"
+            names.add(keyword)
+        missing = [p for p in self.positional[:self.required] if p not in names]
+        missing += sorted(self.required_keyword - names)
+        if missing:
+            return f"is not given `{missing[0]}`"
+        return None
 
 
 @dataclass(frozen=True)
@@ -1377,6 +1971,9 @@ class TreeFacts:
     defined: frozenset[str] = frozenset()
     modules: frozenset[str] = frozenset()
     implemented: frozenset[str] = frozenset()  # "Class.method" with a real body
+    referenced: frozenset[str] = frozenset()  # every name some file of the tree uses
+    # Module-level functions of the tree's code files defined once, by name.
+    signatures: dict[str, Signature] = field(default_factory=dict)
 
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -1404,6 +2001,8 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
     subclassed: set[str] = set()
     implemented: set[str] = set()
     modules: set[str] = set()
+    referenced: set[str] = set()
+    signatures: dict[str, Signature | None] = {}
     scanners: list[_Scanner] = []
     for path, text in items:
         if not path.endswith((".py", ".pyi")):
@@ -1414,6 +2013,14 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
         except (SyntaxError, ValueError):
             continue
         aliases = _import_aliases(tree)
+        referenced |= _referenced_names(tree)
+        if not is_test_file(path):
+            for stmt in tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        and not stmt.decorator_list:
+                    # Two definitions of a name: which one a test calls is not known.
+                    signatures[stmt.name] = Signature.of(stmt) \
+                        if stmt.name not in signatures else None
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 implemented |= _implemented_methods(node)
@@ -1441,4 +2048,5 @@ def tree_facts(files: dict[str, str] | Iterable[tuple[str, str]],
             break
     return TreeFacts(subclassed=frozenset(subclassed), helpers=frozenset(helpers),
                      defined=frozenset(defined | helpers), modules=frozenset(modules),
-                     implemented=frozenset(implemented))
+                     implemented=frozenset(implemented), referenced=frozenset(referenced),
+                     signatures={k: v for k, v in signatures.items() if v is not None})

@@ -39,6 +39,14 @@ _PLACEHOLDER_REASONS = frozenset({
     "hack", "whatever", "see", "above", "below", "it", "is", "the", "a", "an", "this"})
 
 
+# A reason admitting the work is not done ("will implement later", "for now"): for a
+# stub that is the finding itself, not an exception to it.
+UNFINISHED_REASON = re.compile(r"\b(?:todo|fixme|tbd|wip|yet|later|soon|for\s+now|temporar\w*|"
+                               r"(?:will|to)\s+(?:be\s+)?(?:implement\w*|finish\w*|"
+                               r"fill\w*|written|done|complete\w*)|not\s+(?:yet\s+)?"
+                               r"(?:implemented|done|finished|written))\b", re.IGNORECASE)
+
+
 def changed_lines(old: str | None, new: str) -> Ranges:
     """New-side line ranges that differ from ``old`` (None: the file is new, all of it)."""
     new_lines = new.splitlines()
@@ -188,6 +196,11 @@ def apply_allows(path: str, text: str, findings: list[Finding],
         marker = next((a for a in allows if _applies(a, finding, lines)), None)
         if marker is None:
             kept.append(finding)
+        elif finding.check == "stub_code" and UNFINISHED_REASON.search(marker.reason):
+            kept.append(replace(finding, message=(
+                f"{finding.message} (the `meridian: allow stub_code` marker at line "
+                f"{marker.line} was ignored: its reason {marker.reason[:60]!r} says the work "
+                "is unfinished, which is what the finding reports)")))
         elif not substantive(marker.reason):
             said = "it gives no reason" if not marker.reason else (
                 f"its reason {marker.reason[:40]!r} says nothing a reviewer can check")

@@ -203,7 +203,9 @@ def hard_coded_answers(files: Mapping[str, str]) -> list[Finding]:
 
 def module_names(path: str, files: Iterable[str]) -> set[str]:
     """The dotted names a test may import ``path`` by: from its outermost package (the
-    directories above it holding an ``__init__.py``), and each shorter tail of that."""
+    directories above it holding an ``__init__.py``), and each shorter tail of that;
+    and, as namespace packages (PEP 420) or a rootdir on ``sys.path`` allow, the dotted
+    path from the tree's root (``src/pricing.py`` as ``src.pricing``) and its tails."""
     pure = PurePosixPath(path)
     listed = set(files)
     parts = [pure.stem] if pure.stem != "__init__" else []
@@ -213,7 +215,11 @@ def module_names(path: str, files: Iterable[str]) -> set[str]:
         directory = directory.parent
     if not parts:
         return set()
-    return {".".join(parts[i:]) for i in range(len(parts))}
+    names = {".".join(parts[i:]) for i in range(len(parts))}
+    whole = [*pure.parent.parts, *([pure.stem] if pure.stem != "__init__" else [])]
+    if whole and all(part.isidentifier() for part in whole):
+        names |= {".".join(whole[i:]) for i in range(len(whole))}
+    return names
 
 
 def untested_changes(files: Mapping[str, str],
