@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -59,6 +60,35 @@ TRIVIAL_ASSERTION = re.compile(
     + r"|[\w$]+(?:\.[\w$]+)*)\s*,\s*\2\s*\)"
     r"|\bt\.(?:is|deepEqual|equal)\(\s*(" + _LITERAL + r"|[\w$]+)\s*,\s*\3\s*\)"
     r"|\bt\.(?:true|truthy|pass)\(\s*(?:true)?\s*\)")
+# `const ok = true;`: a name that holds one literal for good.
+CONST_LITERAL = re.compile(r"(?<![\w$.])const\s+([A-Za-z_$][\w$]*)\s*(?::\s*[\w$]+\s*)?=\s*("
+                           + _LITERAL + r")\s*[;\n]")
+EXPECT_VALUE = re.compile(r"\bexpect\(\s*([A-Za-z_$][\w$]*)\s*\)\s*\.(not\.)?(toBe|toEqual|"
+                          r"toStrictEqual|toBeTruthy|toBeFalsy|toBeDefined|toBeNull)\(\s*("
+                          + _LITERAL + r")?\s*\)"
+                          r"|\bassert(?:\.ok|\.equal|\.strictEqual|\.deepEqual|\.deepStrictEqual)?"
+                          r"\(\s*([A-Za-z_$][\w$]*)\s*(?:,\s*(" + _LITERAL + r"))?\s*\)")
+EXPECT_CALL = re.compile(r"\bexpect\s*(?:<[^<>()]*>)?\s*\(")
+PROMISE_MATCHER = re.compile(r"\.\s*(?:resolves|rejects)\b")
+EACH_EMPTY = re.compile(r"(?<![\w.$])(?:it|test|describe|specify)(?:\.(?:only|concurrent|skip))?"
+                        r"\.each\s*\(\s*(?:\[\s*\]|([A-Za-z_$][\w$]*))\s*\)")
+CONST_EMPTY = re.compile(r"(?<![\w$.])const\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=\s*\[\s*\]\s*[;\n]")
+# Assertion functions taken out of an assertion module by name:
+# `const { strictEqual } = require('node:assert')`, `import { equal as eq } from 'assert'`,
+# `const { deepStrictEqual } = assert`.
+DESTRUCTURED = re.compile(r"(?<![\w$.])(?:const|let|var)\s*\{([^{}]*)\}\s*=\s*(?:require\s*\(\s*"
+                          r"(['\"`])([^'\"`]+)\2\s*\)|([A-Za-z_$][\w$.]*))")
+NAMED_IMPORT = re.compile(r"(?<![\w$.])import\s*(?:[A-Za-z_$][\w$]*\s*,\s*)?\{([^{}]*)\}\s*from\s*"
+                          r"(['\"`])([^'\"`]+)\2")
+ASSERT_MODULE = re.compile(r"(?:^|[:/@])(?:chai|expect)$|assert", re.IGNORECASE)
+ASSERT_OBJECT = re.compile(r"^(?:assert\w*|chai|expect|t|\w*[Aa]ssert\w*)(?:\.\w+)*$")
+# A named function of the file: `function check(...) {`, `const check = (...) => {`.
+LOCAL_FUNCTION = re.compile(r"(?<![\w$.])(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(|"
+                            r"(?<![\w$.])(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?"
+                            r"(?:function\b[^(]*\(|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)")
+# An exported function whose whole body returns nothing computed.
+EMPTY_RETURN_BODY = re.compile(r"\s*(?::\s*([^{};=]+?))?\s*\{\s*return\s*(?:null|undefined|\[\s*\]|"
+                               r"\{\s*\}|''|\"\"|``)?\s*;?\s*\}")
 TRY_BLOCK = re.compile(r"\btry\s*\{")
 CATCH_AFTER = re.compile(r"\s*catch\s*(?:\([^)]*\))?\s*\{")
 EMPTY_CATCH = re.compile(r"\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}")
@@ -280,6 +310,7 @@ def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
         close = _matching_paren(masked.blank, match.end() - 1)
         body = EMPTY_BODY_AFTER_PARAMS.match(masked.blank, close + 1)
         if body is None:
+            _empty_result(masked, match, close, line_of, add, stub_lines)
             continue
         first, last = line_of(match.start()), line_of(body.end() - 1)
         stub_lines.update(range(first, last + 1))
@@ -323,6 +354,13 @@ def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
         add("skipped_test", "high", line_of(match.start()), f"{reason}: `{spelled}`")
     for match in MOCHA_SELF_SKIP.finditer(masked.blank):
         add("skipped_test", "high", line_of(match.start()), "test skips itself: `this.skip()`")
+    empty_names = {m.group(1) for m in CONST_EMPTY.finditer(masked.blank)}
+    for match in EACH_EMPTY.finditer(masked.blank):
+        if match.group(1) is None or match.group(1) in empty_names:
+            add("skipped_test", "high", line_of(match.start()),
+                f"`{match.group(0)[:60]}` has no cases: the test it defines never runs")
+    constants = {m.group(1): m.group(2) for m in CONST_LITERAL.finditer(masked.code)}
+    asserting = _asserting_names(masked)
     subject = TEST_NAME.sub("", PurePosixPath(path).name)
     for match in MODULE_MOCK.finditer(masked.code):
         mocked = PurePosixPath(match.group(2)).name
@@ -342,6 +380,10 @@ def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
             add("skipped_test", "high", line, f"test {title}has no body (pending)")
             continue
         found = [m.start() for m in ASSERTION.finditer(arguments)]
+        if asserting:
+            found += [m.start() for m in re.finditer(
+                r"(?<![\w$.])(?:" + "|".join(map(re.escape, sorted(asserting)))
+                + r")\s*\(", arguments)]
         if not found:
             issues.append(Finding(severity="high", file=path, line=line, end_line=end,
                                   scope_line=line, check="hollow_test",
@@ -349,6 +391,8 @@ def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
             continue
         base = open_index + 1
         trivial = [m.span() for m in TRIVIAL_ASSERTION.finditer(masked.code, base, close_index)]
+        trivial += _constant_expectations(masked.code, base, close_index, constants)
+        trivial += _unchecked_expectations(masked.blank, base, close_index)
         swallowed = _swallowed_spans(masked.blank, base, close_index)
         standing = [k for k in found
                     if not any(s <= base + k < e for s, e in trivial)
@@ -357,11 +401,164 @@ def scan_js(path: str, source: str, *, subclassed: frozenset[str] = frozenset()
             continue
         why = ("its assertions are inside a `try` whose `catch` swallows the failure"
                if swallowed and not trivial else
-               "its only assertions always hold (a literal, or a value compared with itself)")
+               "its only assertions always hold or are never checked (a literal, a value "
+               "compared with itself, a constant, `expect(x)` with no matcher, a "
+               "`.resolves`/`.rejects` neither awaited nor returned)")
         issues.append(Finding(severity="high", file=path, line=line, end_line=end,
                               scope_line=line, check="hollow_test",
                               message=f"test {title}cannot fail: {why}"))
     return issues
+
+
+def _literal_value(text: str) -> str:
+    """A JS literal's value as comparable text (quotes normalised)."""
+    text = text.strip()
+    if text[:1] in "'\"`" and text[-1:] == text[:1]:
+        return "s:" + text[1:-1]
+    return text
+
+
+_TRUTHY = {"true": True, "false": False, "null": False, "undefined": False}
+
+
+def _truthy(text: str) -> bool | None:
+    value = _literal_value(text)
+    if value.startswith("s:"):
+        return bool(value[2:])
+    if value in _TRUTHY:
+        return _TRUTHY[value]
+    try:
+        return float(value) != 0
+    except ValueError:
+        return None
+
+
+def _constant_expectations(code: str, start: int, stop: int,
+                           constants: dict[str, str]) -> list[tuple[int, int]]:
+    """``const ok = true; expect(ok).toBe(true)``: an expectation on a name that holds
+    one literal, which the matcher's answer is decided by."""
+    spans = []
+    for match in EXPECT_VALUE.finditer(code, start, stop):
+        name = match.group(1) or match.group(5)
+        if name not in constants:
+            continue
+        value = constants[name]
+        if match.group(1):
+            matcher, expected = match.group(3), match.group(4)
+            if expected is not None or matcher in ("toBeTruthy", "toBeFalsy", "toBeDefined",
+                                                   "toBeNull"):
+                spans.append(match.span())
+        else:
+            expected = match.group(6)
+            if expected is not None or _truthy(value) is not None:
+                spans.append(match.span())
+    return spans
+
+
+def _unchecked_expectations(blank: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """``expect(x);`` with no matcher, and ``expect(p).resolves.toBe(...)`` neither
+    awaited nor returned: nothing is checked (the promise's matcher settles after the
+    test has ended)."""
+    spans = []
+    for match in EXPECT_CALL.finditer(blank, start, stop):
+        close = _matching_paren(blank, match.end() - 1)
+        after = blank[close + 1:close + 200]
+        if not after.lstrip().startswith("."):
+            spans.append((match.start(), close + 1))
+            continue
+        if PROMISE_MATCHER.match(after.lstrip()):
+            before = blank[max(start, match.start() - 200):match.start()]
+            statement = re.split(r"[;{}]|\n\s*\n", before)[-1]
+            if not re.search(r"\b(?:await|return)\b|=>\s*$", statement):
+                spans.append((match.start(), close + 1))
+    return spans
+
+
+def _asserting_names(masked: Masked) -> set[str]:
+    """Local names that assert: functions taken out of an assertion module by name, and
+    the file's named functions whose body asserts (or calls one that does)."""
+    names: set[str] = set()
+    for match in DESTRUCTURED.finditer(masked.code):
+        source = match.group(3) or match.group(4) or ""
+        if (match.group(3) and ASSERT_MODULE.search(source)) or (
+                match.group(4) and ASSERT_OBJECT.match(source)):
+            names |= _bound_names(match.group(1))
+    for match in NAMED_IMPORT.finditer(masked.code):
+        if ASSERT_MODULE.search(match.group(3)):
+            names |= _bound_names(match.group(1), renamed_by="as")
+    functions: dict[str, str] = {}
+    for match in LOCAL_FUNCTION.finditer(masked.blank):
+        name = match.group(1) or match.group(2)
+        brace = masked.blank.find("{", match.end())
+        if brace < 0:
+            continue
+        functions[name] = masked.blank[brace:_matching_brace(masked.blank, brace) + 1]
+    for _ in range(3):
+        pattern = re.compile(r"(?<![\w$.])(?:" + "|".join(map(re.escape, sorted(names)))
+                             + r")\s*\(") if names else None
+        grown = {name for name, body in functions.items() if name not in names and (
+            ASSERTION.search(body) or (pattern is not None and pattern.search(body)))}
+        if not grown:
+            break
+        names |= grown
+    return names
+
+
+def _bound_names(inside: str, renamed_by: str = ":") -> set[str]:
+    """The local names a ``{ a, b: c }`` pattern (or ``{ a, b as c }`` import) binds."""
+    names = set()
+    for part in inside.split(","):
+        part = part.strip()
+        if not part or part.startswith("..."):
+            continue
+        if renamed_by == "as" and re.search(r"\bas\b", part):
+            part = re.split(r"\bas\b", part)[-1]
+        elif renamed_by == ":" and ":" in part:
+            part = part.split(":")[-1]
+        part = part.split("=")[0].strip()
+        if re.fullmatch(r"[A-Za-z_$][\w$]*", part):
+            names.add(part)
+    return names
+
+
+# A return type that admits nothing: `void`, `null`, `undefined`, `any`, `unknown`.
+_NOTHING_TYPE = re.compile(r"\b(?:void|null|undefined|any|unknown|never)\b")
+
+
+def _empty_result(masked: Masked, match: re.Match[str], close: int,
+                  line_of: Callable[[int], int],
+                  add: Callable[[str, Severity, int, str], None], stub_lines: set[int]) -> None:
+    """An exported function taking parameters whose whole body returns nothing computed
+    (``return [];``, ``return null;``) while its return type (TypeScript) or its JSDoc
+    block promises a result."""
+    params = masked.blank[match.end():close].strip()
+    if not params:
+        return
+    body = EMPTY_RETURN_BODY.match(masked.blank, close + 1)
+    if body is None:
+        return
+    declared = body.group(1)
+    before = masked.code[:match.start()].rstrip()
+    jsdoc = before.endswith("*/") and before.rfind("/**") >= 0
+    if declared is not None:
+        if _NOTHING_TYPE.search(declared):
+            return
+    elif not jsdoc:
+        return
+    doc_start = masked.code.rfind("/**", 0, match.start()) if jsdoc else -1
+    doc = masked.code[doc_start:match.start()] if doc_start >= 0 else ""
+    if re.search(r"\bno[- ]?op\b|\bempty\b|\bnothing\b|\bnull\b|\bdefault\b|\boverrid",
+                 doc, re.IGNORECASE):
+        return
+    if NOOP_NAME.search(match.group(1)):
+        return
+    first, last = line_of(match.start()), line_of(body.end() - 1)
+    stub_lines.update(range(first, last + 1))
+    inside = masked.code[close + 1:body.end()]
+    shown = " ".join(inside[inside.find("{") + 1:inside.rfind("}")].split())
+    add("stub_code", "high", first,
+        f"function `{match.group(1)}` ignores its parameters and returns nothing computed "
+        f"(`{shown[:60]}`): its {'return type' if declared else 'JSDoc'} promises a result")
 
 
 def _swallowed_spans(blank: str, start: int, stop: int) -> list[tuple[int, int]]:

@@ -33,16 +33,22 @@ GO_TRIVIAL = re.compile(r"\b(?:assert|require)\.True\(\s*t\s*,\s*true\s*[,)]|"
 GO_SKIP = re.compile(r"\b\w+\.(?:Skip|Skipf|SkipNow)\s*\(")
 GO_COMMENTED_TEST = re.compile(r"^\s*//+\s*func\s+Test\w*\s*\(")
 GO_EMPTY_ERR = re.compile(r"\bif\s+err\s*!=\s*nil\s*\{\s*\}")
+# `_ = err`: an error value assigned to the blank identifier, to silence "unused".
+GO_BLANK_ERR = re.compile(r"(?<![\w.])_\s*=\s*(?:err|e|\w*[eE]rr(?:or)?)\s*(?:$|;|//)", re.MULTILINE)
 GO_PLACEHOLDER = re.compile(r"\breturn\s*(?:nil|0|\"\"|false|[\w.]+\{\})?(?:\s*,\s*(?:nil|0|\"\"|false))*\s*$")
 
 RUST_STUB_MACRO = re.compile(r"\b(?:todo|unimplemented)!\s*[(\[{]")
 RUST_STUB_PANIC = re.compile(r"\bpanic!\(\s*\"" + UNFINISHED_TEXT + r"\"", re.IGNORECASE)
 RUST_TEST = re.compile(r"#\[(?:[\w:]+::)?test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
-RUST_ASSERT = re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert\w*|prop_assert\w*|panic|"
-                         r"assert_matches)!|\.unwrap\(\)|\.expect\(|\.unwrap_err\(\)|\?\s*;|"
+RUST_ASSERT = re.compile(r"\b(?:\w*assert\w*|panic)!|\.unwrap\(\)|\.expect\(|\.unwrap_err\(\)|\?\s*;|"
                          r"#\[should_panic|\b(?:check|verify|assert|expect)_\w*\s*\(")
 RUST_TRIVIAL = re.compile(r"\bassert!\(\s*true\s*[,)]|\b(?:assert_eq|debug_assert_eq)!\(\s*"
                           r"([^,()]+?)\s*,\s*\1\s*[,)]")
+# `let ok = true;`: an immutable binding of one literal (trivial when asserted on, if the
+# body binds the name only once: `let` may shadow it).
+RUST_LITERAL_LET = re.compile(r"\blet\s+([a-z_]\w*)\s*(?::\s*[\w&']+\s*)?=\s*(true|false|-?\d+|"
+                              r"\"[^\"\n]*\")\s*;")
+RUST_FN = re.compile(r"(?<![\w#])fn\s+([a-z_]\w*)\s*(?:<[^>{]*>)?\s*\(")
 RUST_IGNORE = re.compile(r"#\[ignore(?:\s*=\s*\"[^\"]*\")?\]")
 RUST_CFG_IGNORE = re.compile(r"#\[cfg_attr\([^\]]*\bignore\b[^\]]*\]")
 RUST_COMMENTED_TEST = re.compile(r"^\s*//+\s*(?:#\[test\]|fn\s+test_\w*\s*\()")
@@ -126,13 +132,44 @@ class _Source:
             self.add("swallowed_error", "medium", line,
                      f"{spelled} does nothing with the error: every failure here is hidden")
 
+    def asserting_functions(self, header: re.Pattern[str], can_fail: re.Pattern[str],
+                            tests: re.Pattern[str]) -> set[str]:
+        """The file's functions that are not tests and whose body asserts (or calls one
+        that does): a test calling one can fail."""
+        blank = self.masked.blank
+        test_names = {m.group(1).strip() for m in tests.finditer(blank)}
+        bodies: dict[str, str] = {}
+        for match in header.finditer(blank):
+            brace = blank.find("{", match.end())
+            if brace >= 0 and match.group(1) not in test_names:
+                bodies[match.group(1)] = blank[brace:_matching_brace(blank, brace) + 1]
+        names: set[str] = set()
+        for _ in range(3):
+            calls = _calls_of(names)
+            grown = {name for name, body in bodies.items() if name not in names and (
+                can_fail.search(body) or (calls is not None and calls.search(body)))}
+            if not grown:
+                break
+            names |= grown
+        return names
+
     def tests(self, header: re.Pattern[str], can_fail: re.Pattern[str],
               trivial: re.Pattern[str] | None,
-              extra: Callable[[str, int, int, int, str], None] | None = None) -> None:
-        """Each test body: hollow when no assertion is in it, or every one is trivial."""
+              extra: Callable[[str, int, int, int, str], None] | None = None,
+              helpers: set[str] | None = None,
+              exempt: Callable[[re.Match[str]], bool] | None = None,
+              constant_trivial: Callable[[str, int], list[tuple[int, int]]] | None = None
+              ) -> None:
+        """Each test body: hollow when no assertion is in it, or every one is trivial.
+        ``helpers``: functions of the file that assert (a call to one is an assertion);
+        ``exempt``: a test whose header says how it fails (``#[should_panic]``);
+        ``constant_trivial``: spans of assertions on a name bound to one literal."""
         blank = self.masked.blank
+        calls = _calls_of(helpers or set())
         for match in header.finditer(blank):
             name = match.group(1).strip()
+            if exempt is not None and exempt(match):
+                continue
             brace = blank.find("{", match.end())
             if brace < 0:
                 continue
@@ -143,6 +180,8 @@ class _Source:
             if extra is not None:
                 extra(body_blank, brace + 1, first, last, name)
             assertions = [m.span() for m in can_fail.finditer(body_blank)]
+            if calls is not None:
+                assertions += [m.span() for m in calls.finditer(body_blank)]
             if not assertions:
                 self.add("hollow_test", "high", first,
                          f"test `{name}` cannot fail: no assertion in its body",
@@ -150,10 +189,50 @@ class _Source:
                 continue
             if trivial is not None:
                 spans = [m.span() for m in trivial.finditer(body_code)]
+                if constant_trivial is not None:
+                    spans += constant_trivial(body_code, 0)
                 if all(any(s <= a < e for s, e in spans) for a, _ in assertions):
                     self.add("hollow_test", "high", first,
                              f"test `{name}` cannot fail: its only assertions always hold "
-                             "(a literal, or a value compared with itself)", end=last, scope=first)
+                             "(a literal, a value compared with itself, or a name bound to one "
+                             "literal)", end=last, scope=first)
+
+
+def _calls_of(names: set[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    return re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+
+
+def _rust_constant_asserts(body: str, _offset: int) -> list[tuple[int, int]]:
+    """``let ok = true; assert!(ok)``, ``let n = 3; assert_eq!(n, 3)``: the outcome is
+    decided by the literal the name was bound to."""
+    spans = []
+    for binding in RUST_LITERAL_LET.finditer(body):
+        name, value = binding.group(1), binding.group(2)
+        if len(re.findall(rf"\blet\s+(?:mut\s+)?{name}\b", body)) != 1:
+            continue
+        pattern = re.compile(rf"\b(?:debug_)?assert!\(\s*{name}\s*[,)]" if value == "true" else
+                             rf"\b(?:debug_)?assert_(?:eq|ne)!\(\s*(?:{name}\s*,\s*(?:true|false|"
+                             rf"-?\d+|\"[^\"\n]*\")|(?:true|false|-?\d+|\"[^\"\n]*\")\s*,\s*{name})"
+                             rf"\s*[,)]")
+        spans += [m.span() for m in pattern.finditer(body)]
+        if value != "true":
+            continue
+        spans += [m.span() for m in re.finditer(
+            rf"\b(?:debug_)?assert_(?:eq|ne)!\(\s*(?:{name}\s*,\s*(?:true|false)|"
+            rf"(?:true|false)\s*,\s*{name})\s*[,)]", body)]
+    return spans
+
+
+def _should_panic(src: _Source) -> Callable[[re.Match[str]], bool]:
+    """A ``#[should_panic]`` test fails unless its body panics: the panic is its check."""
+    def exempt(match: re.Match[str]) -> bool:
+        blank = src.masked.blank
+        start = max(blank.rfind("}", 0, match.start()), blank.rfind(";", 0, match.start()))
+        attributes = blank[max(start, 0):match.end()]
+        return "should_panic" in attributes
+    return exempt
 
 
 def _go(src: _Source) -> None:
@@ -163,6 +242,7 @@ def _go(src: _Source) -> None:
     src.markers()
     if not src.path.endswith("_test.go"):
         src.swallowed(GO_EMPTY_ERR, "`if err != nil {}`")
+        src.swallowed(GO_BLANK_ERR, "`_ = err`")
         return
     src.commented_tests(GO_COMMENTED_TEST)
 
@@ -193,7 +273,9 @@ def _rust(src: _Source) -> None:
     for match in RUST_CFG_IGNORE.finditer(src.masked.code):
         src.add("skipped_test", "medium", src.line_of(match.start()),
                 "test ignored when a condition holds: `#[cfg_attr(..., ignore)]`")
-    src.tests(RUST_TEST, RUST_ASSERT, RUST_TRIVIAL)
+    src.tests(RUST_TEST, RUST_ASSERT, RUST_TRIVIAL,
+              helpers=src.asserting_functions(RUST_FN, RUST_ASSERT, RUST_TEST),
+              exempt=_should_panic(src), constant_trivial=_rust_constant_asserts)
 
 
 def _jvm(src: _Source, kotlin: bool) -> None:
