@@ -63,9 +63,12 @@ _FLAG_WORD = (r"(?:password|passwd|pass|pwd|passphrase|secret|client[-_]?secret|
               r"api[-_]?key|apikey|access[-_]?key|secret[-_]?key|auth[-_]?token|"
               r"access[-_]?token|refresh[-_]?token)")
 # A flag's value: quoted, or a word that is not a flag, a variable or a placeholder.
-_FLAG_VALUE = (r"(?!\[REDACTED)(?!-)(?!\$)(?![<\[{])(?-i:(?![A-Z][A-Z_]*(?![^\s\"';,)\]])))"
-               r"(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\"';,)\]]+)")
-_GLUED_VALUE = r"(?!\[REDACTED)(?!\$)(?!-)(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s\"';|&]+)"
+# The guard against a following flag (``-``) is for the unquoted word only: a quoted
+# value is an argument whatever it starts with (``--password "-x"``). A double-quoted
+# variable (``--password "$PW"``) is the shell's expansion, not a value.
+_FLAG_VALUE = (r"(?!\[REDACTED)(?!\$)(?![<\[{])(?-i:(?![A-Z][A-Z_]*(?![^\s\"';,)\]])))"
+               r"(?:\"(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\")[^\"\n]+\"|'[^'\n]+'|(?!-)[^\s\"';,)\]]+)")
+_GLUED_VALUE = r"(?!\[REDACTED)(?!\$)(?:'[^'\n]+'|\"[^\"\n]+\"|(?!-)[^\s\"';|&]+)"
 _FLAG_NEEDLES = ("pass", "pwd", "secret", "token", "key")
 _PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("private-key", re.compile(
@@ -166,13 +169,17 @@ _SECRET_WORD = (
     r"access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
     r"private[_-]?key|credentials?|token)"
 )
-_VALUE_START = r"(?!-[ \t])(?!\[REDACTED)(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"'&,;]))"
+_VALUE_START = r"(?!\[REDACTED)(?!\$\{?[A-Za-z_][A-Za-z0-9_]*\}?(?![^\s\"'&,;]))"
+# An unquoted value is not a YAML list marker (``password: - x``: the head takes the
+# marker, the item is the value); a quoted one is a value whatever it starts with
+# (``password = "- hunter2"``, ``"--x"``).
+_UNQUOTED_START = r"(?!-[ \t])" + _VALUE_START
 # The match starts at the secret word: whatever precedes it (``DATABASE_``, ``db``)
 # stays in the text, so prefixed names need no pattern of their own.
 _ASSIGNMENT_SOURCE = (
     rf"(?P<head>{_SECRET_WORD}[\"']?\s*[:=]\s*(?:-[ \t]+)?)"
     rf"(?:(?P<dq>\"){_VALUE_START}[^\"\n]+(?=\")|(?P<sq>'){_VALUE_START}[^'\n]+(?=')"
-    rf"|{_VALUE_START}[^\s\"'&,;]+)"
+    rf"|{_UNQUOTED_START}[^\s\"'&,;]+)"
 )
 _ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "key", "token", "credential")
 # Run over lower-cased text: a case-sensitive scan is ten times faster, and lower-casing

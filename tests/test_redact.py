@@ -66,6 +66,19 @@ PLANTED = [
     ("X-Api-Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a3928"),
     ("> x-api-key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a3928"),
     ("request headers X-Auth-Token: abc123def456", "abc123def456"),
+    # cold read: a quoted value is a value whatever it starts with (the YAML list-marker
+    # guard is for unquoted values), in an assignment, a JSON key, a flag or a glued -p
+    ('password = "- hunter2"', "hunter2"),
+    ("password: '- hunter2'", "hunter2"),
+    ('DB_PASSWORD="--hunter2"', "hunter2"),
+    ('{"api_key": "-hunter2"}', "hunter2"),
+    ('{"token": "- two words"}', "two words"),
+    ('password = "-"', '"-"'),
+    ('deploy --password "- hunter2"', "hunter2"),
+    ("deploy --token '--hunter2'", "hunter2"),
+    ("mysql -u root -p'-hunter2' app", "hunter2"),
+    ("password:\n  - '- hunter2'\n  - \"--second\"\n", "hunter2"),
+    ("password:\n  - '- hunter2'\n  - \"--second\"\n", "second"),
 ]
 
 
@@ -99,6 +112,11 @@ def test_assignment_names_are_kept_and_quotes_survive() -> None:
     "pytest -p no:cacheprovider", "mysql -p app", "src/a.py:10:5:E501:line-too-long",
     "12:30:45", "the password is checked before the token expires",
     "the test-api-key: fixture failed", "passed 15/15 (100.0%)",
+    # a dash that is no value: a following flag, an empty YAML list item, a variable
+    "deploy --password --verbose", "mysql -u root -p -h db app", "password: - ",
+    'login --token "$TOKEN"', 'login --token "${TOKEN}"',
+    'password: "${DB_PASSWORD}"', "the password - see docs", "token counts: -1",
+    "test_password_reset - ok",
 ])
 def test_ordinary_text_keeps_its_non_secret_parts(text: str) -> None:
     clean = redact_text(text)

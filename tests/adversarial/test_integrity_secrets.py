@@ -43,6 +43,22 @@ PGPASS_PW = "pgP4ss-9tqWz"
 MYSQL_PW = "MyS3cr3t-Pw77"
 FLAG_PW = "Fl4g-Pw-31337"
 KEEP = "password_field_test PASSED"  # ordinary test output: must stay readable
+# cold read: a quoted value is a value whatever it starts with (the list-marker guard is
+# for unquoted values only): "- x", "--x", "-x" between quotes are secrets.
+QUOTED_DASH_SPACE = "Dash-Sp4ce-Pw-61"
+QUOTED_DOUBLE_DASH = "Dbl-D4sh-Key-62"
+QUOTED_DASH = "Lead-D4sh-Pw-63"
+QUOTED_FLAG = "Fl4g-Quoted-Pw-64"
+QUOTED_DASH_LINES = (
+    f'DB_PASSWORD = "- {QUOTED_DASH_SPACE}"\n'
+    f"api_key: '--{QUOTED_DOUBLE_DASH}'\n"
+    f'{{"secret": "-{QUOTED_DASH}"}}\n'
+    f'deploy --token "- {QUOTED_FLAG}"\n'
+)
+# ...and what must stay readable around them: flags without a value, a variable, a
+# YAML list marker with no item.
+KEEPS = (KEEP, "deploy --password --verbose", "mysql -u root -p -h db app",
+         'password: "${DB_PASSWORD}"', 'login --token "$TOKEN"', "password: - ")
 
 PLANTED = (
     f"password:\n  - {YAML_LIST_PW}\n"
@@ -52,6 +68,8 @@ PLANTED = (
     f"mysql -u root -p{MYSQL_PW} app\n"
     f"deploy --password {FLAG_PW}\n"
     f"{KEEP}\n"
+    + QUOTED_DASH_LINES
+    + "".join(f"{keep}\n" for keep in KEEPS[1:]) +
     f"DATABASE_PASSWORD={DB_PASSWORD}\n"
     f"export AWS_ACCESS_KEY_ID={AWS_ID}\n"
     f"aws key {AWS_ID} {AWS_SECRET}\n"
@@ -66,7 +84,8 @@ PLANTED = (
 )
 SECRETS = (AWS_ID, AWS_SECRET, DB_PASSWORD, NPM, PEM_BODY, URL_PASSWORD, AWS_ASSIGNED,
            STRIPE_SECRET, SLACK, SENDGRID, AZURE, GITHUB_FINE, PYPI, YAML_LIST_PW,
-           API_KEY_HEX, NETRC_PW, PGPASS_PW, MYSQL_PW, FLAG_PW)
+           API_KEY_HEX, NETRC_PW, PGPASS_PW, MYSQL_PW, FLAG_PW, QUOTED_DASH_SPACE,
+           QUOTED_DOUBLE_DASH, QUOTED_DASH, QUOTED_FLAG)
 
 
 def assert_clean(text: str, where: str) -> None:
@@ -96,7 +115,8 @@ def test_check_output_in_evidence_is_redacted(project: Path, cli: Callable[..., 
     evidence = [p for p in Ledger.open(project).listdir("evidence/spec")]
     doc = Ledger.open(project).read_json(f"evidence/spec/{evidence[0]}")
     assert "[REDACTED:" in json.dumps(doc)  # the output is there, its secrets are not
-    assert KEEP in json.dumps(doc)  # and the rest of it reads as it was
+    for keep in KEEPS:  # and the rest of it reads as it was
+        assert json.dumps(keep)[1:-1] in json.dumps(doc), keep
     for args in (("why", "spec"), ("gate", "show", "spec"), ("log", "--json")):
         result = cli(*args)
         assert_clean(result.out + result.err, " ".join(args))
