@@ -52,7 +52,7 @@ def reconcile_baselines(ledger: Ledger) -> int:
 
     current = ledger.tags(BASELINE_TAG_PREFIX)
     moved = 0
-    for name, commit in sorted(store.pinned(ledger).items()):
+    for name, commit in sorted(store.pinned(ledger, use_cache=False).items()):
         if str(current.get(name)) != commit:
             ledger.pin_tag(BASELINE_TAG_PREFIX + name, gitio.Oid(hex=commit))
             moved += 1

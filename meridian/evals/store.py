@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -344,17 +345,18 @@ def resolve(ledger: Ledger, ref: str, entries: list[IndexEntry] | None = None) -
             raise MeridianError(f"{ref}: only {len(visible)} run(s) on {ledger.branch}")
         return visible[-1 - back].run_id
     if ref.startswith("baseline:"):
-        return _baseline_run(ledger, ref.removeprefix("baseline:"))
+        return _baseline_run(ref.removeprefix("baseline:"), baselines(ledger))
     ids = [e.run_id for e in every]
     if ref in ids:
         return ref
-    if ref in ledger.tags(BASELINE_PREFIX):
-        return _baseline_run(ledger, ref)
+    # A baseline's name means the same with its tag or without it (deleted, not fetched):
+    # the names are the events' and the tags' (read once), ahead of any id prefix.
+    known = baselines(ledger)
+    if any(b.name == ref for b in known):
+        return _baseline_run(ref, known)
     matches = [run_id for run_id in ids if run_id.startswith(ref)] if ref else []
     if len(matches) == 1:
         return matches[0]
-    if not matches and ref in pinned(ledger):  # a baseline whose tag was deleted
-        return _baseline_run(ledger, ref)
     if len(matches) > 1:
         raise MeridianError(f"run prefix {ref!r} is ambiguous: {', '.join(matches[:5])}"
                             + (" ..." if len(matches) > 5 else ""))
@@ -371,8 +373,9 @@ def commit_of_run(ledger: Ledger, run_id: str) -> str:
     raise MeridianError(f"no commit on {ledger.branch} wrote run {run_id}")
 
 
-def _baseline_run(ledger: Ledger, name: str) -> str:
-    known = {b.name: b for b in baselines(ledger)}
+def _baseline_run(name: str, every: list[Baseline]) -> str:
+    """The run of baseline ``name`` among ``every`` (``baselines``, read by the caller)."""
+    known = {b.name: b for b in every}
     if name not in known:
         listed = ", ".join(sorted(known)) or "none"
         raise MeridianError(f"no baseline named {name!r} (baselines: {listed}; "
@@ -412,7 +415,99 @@ def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
     return Baseline(name=name, run_id=run_id, commit=commit)
 
 
-def pinned(ledger: Ledger) -> dict[str, str]:
+PINS_VERSION = 1
+_PIN_NEEDLE = b'"baseline.pinned"'
+
+
+def pins_cache_path(ledger: Ledger) -> Path:
+    """``.git/meridian/baseline-pins-<branch>.json``: the pins of each event shard."""
+    from meridian import gitio
+
+    return gitio.meridian_dir(ledger.repo) / f"baseline-pins-{ledger.branch.replace('/', '__')}.json"
+
+
+def _shard_pins(ledger: Ledger, path: str, data: bytes) -> list[list[Any]]:
+    """``[line number, name, commit]`` of each ``baseline.pinned`` event in a shard's bytes."""
+    out: list[list[Any]] = []
+    if _PIN_NEEDLE not in data:
+        return out
+    for number, line in enumerate(data.splitlines(), start=1):
+        if _PIN_NEEDLE not in line:
+            continue
+        record = ledger._quick_record(line, f"{path}:{number}")
+        if record.kind != "baseline.pinned":
+            continue
+        name, commit = record.data.get("name"), record.data.get("commit")
+        if isinstance(name, str) and isinstance(commit, str):
+            out.append([number, name, commit])
+    return out
+
+
+def _pins_checksum(tip: str, shards: list[Any]) -> str:
+    import hashlib
+    import json
+
+    body = json.dumps({"version": PINS_VERSION, "tip": tip, "shards": shards},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _read_pins_cache(ledger: Ledger) -> tuple[str, dict[str, tuple[str, list[list[Any]]]]] | None:
+    """(tip, path -> (blob id, pins)) of the cache file, or None when it is absent, of
+    another version, malformed or not matching its checksum."""
+    import json
+
+    try:
+        cached = json.loads(pins_cache_path(ledger).read_text(encoding="utf-8"))
+        if not isinstance(cached, dict) or cached.get("version") != PINS_VERSION:
+            return None
+        tip, shards = cached["tip"], cached["shards"]
+        if not isinstance(tip, str) or not isinstance(shards, list) \
+                or cached.get("checksum") != _pins_checksum(tip, shards):
+            return None
+        out: dict[str, tuple[str, list[list[Any]]]] = {}
+        for path, blob, pins in shards:
+            if not (isinstance(path, str) and isinstance(blob, str) and isinstance(pins, list)
+                    and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
+                            and isinstance(p[1], str) and isinstance(p[2], str) for p in pins)):
+                return None
+            out[path] = (blob, pins)
+        return tip, out
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_pins_cache(ledger: Ledger, tip: str, shards: list[Any]) -> None:
+    import json
+
+    from meridian import viewfile
+
+    path = pins_cache_path(ledger)
+    body = {"version": PINS_VERSION, "tip": tip, "shards": shards,
+            "checksum": _pins_checksum(tip, shards)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        viewfile.replace_with(path, json.dumps(body, separators=(",", ":")).encode())
+    except OSError:
+        pass  # a cache that cannot be written is recomputed next time
+
+
+def _confirmed(ledger: Ledger, tree: Any, path: str, number: int, name: str, commit: str) -> bool:
+    """Whether line ``number`` of shard ``path`` at ``tree`` is a pin of ``name`` at ``commit``."""
+    from meridian import gitio
+
+    obj = gitio.tree_entry(ledger.repo, tree, path)
+    lines = (gitio.blob_data(obj) or b"").splitlines() if obj is not None else []
+    if not 0 < number <= len(lines):
+        return False
+    try:
+        found = _shard_pins(ledger, path, lines[number - 1])
+    except MeridianError:
+        return False
+    return found == [[1, name, commit]]
+
+
+def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
     """``name -> commit`` of each baseline's latest ``baseline.pinned`` event whose commit
     is on the branch (the last in ledger order, the order the events were appended, not
     by timestamp: a pin stamped ahead of its commit must not outlive a later re-pin).
@@ -420,36 +515,61 @@ def pinned(ledger: Ledger) -> dict[str, str]:
     The events are the record (append-only, verified); the tags are git refs anyone can
     move or delete with `git tag`, so a baseline is read from the events. Only the
     shards that mention the kind are split and parsed.
+
+    Every ``git push`` asks (the pre-push hook), so the pins of each event shard are
+    cached in ``pins_cache_path`` (a cache, never trust), keyed by the state tip they
+    were read at and by each shard's blob id: a shard whose blob is the one the cache
+    read is not read again (closed shards never change; appends change only the open
+    one), any other shard (new, appended to, rewritten, after a merge) is read, so the
+    answer is the same as reading every shard. A file that does not match its checksum
+    or does not parse is ignored, and every pin the answer takes from the cache is
+    confirmed on the tip's own shard line (a forged cache cannot point a baseline
+    elsewhere; one that fails is dropped and every shard read again). What a checksum
+    cannot stop, an agent with the same shell rewriting the file and its checksum to
+    leave a pin out, is the power of repointing the verified-tip marker;
+    ``use_cache=False`` (``meridian ci``, ``meridian sync``) reads no cache.
     """
     from meridian import gitio
     from meridian.ledger import EVENTS
 
-    needle = b'"baseline.pinned"'
-    latest: dict[str, str] = {}
     tree = ledger.tree()
-    if tree is None:
-        return {}
-    for path in ledger.shards(EVENTS):
-        obj = gitio.tree_entry(ledger.repo, tree, path)
-        data = (gitio.blob_data(obj) or b"") if obj is not None else b""
-        if needle not in data:
-            continue
-        for number, line in enumerate(data.splitlines(), start=1):
-            if needle not in line:
-                continue
-            record = ledger._quick_record(line, f"{path}:{number}")
-            if record.kind != "baseline.pinned":
-                continue
-            name, commit = record.data.get("name"), record.data.get("commit")
-            if not isinstance(name, str) or not isinstance(commit, str):
-                continue
-            latest[name] = commit  # shards oldest first, lines in append order
     tip = ledger.tip()
+    if tree is None or tip is None:
+        return {}
+    cached = _read_pins_cache(ledger) if use_cache else None
+    known = cached[1] if cached is not None else {}
+    shards: list[list[Any]] = []
+    from_cache: set[str] = set()
+    if cached is not None and cached[0] == str(tip):
+        shards = [[path, blob, pins] for path, (blob, pins) in known.items()]
+        from_cache = set(known)
+    else:
+        for path in ledger.shards(EVENTS):
+            obj = gitio.tree_entry(ledger.repo, tree, path)
+            if obj is None:
+                continue
+            blob = str(obj.id)
+            hit = known.get(path)
+            if hit is not None and hit[0] == blob:
+                shards.append([path, blob, hit[1]])
+                from_cache.add(path)
+            else:
+                shards.append([path, blob, _shard_pins(ledger, path, gitio.blob_data(obj) or b"")])
+    latest: dict[str, tuple[str, str, int]] = {}  # name -> (commit, shard, line)
+    for path, _, pins in shards:  # shards oldest first, lines in append order
+        for number, name, commit in pins:
+            latest[name] = (commit, path, number)
+    if from_cache and not all(
+            _confirmed(ledger, tree, path, number, name, commit)
+            for name, (commit, path, number) in latest.items() if path in from_cache):
+        return pinned(ledger, use_cache=False)  # the file lied: read every shard
+    if cached is None or cached[0] != str(tip):  # (use_cache=False: the truth replaces any file)
+        _write_pins_cache(ledger, str(tip), shards)
     out: dict[str, str] = {}
-    for name, commit in latest.items():
+    for name, (commit, _, _) in latest.items():
         try:
             oid = gitio.Oid(hex=commit)
-            if tip is None or not gitio.is_ancestor(ledger.repo, oid, tip):
+            if not gitio.is_ancestor(ledger.repo, oid, tip):
                 continue
         except (ValueError, KeyError, gitio.GitError):
             continue  # a hand-written or foreign event: not a pin of this branch
@@ -457,11 +577,11 @@ def pinned(ledger: Ledger) -> dict[str, str]:
     return out
 
 
-def baselines(ledger: Ledger) -> list[Baseline]:
+def baselines(ledger: Ledger, *, use_cache: bool = True) -> list[Baseline]:
     """The pinned baselines: from the ``baseline.pinned`` events (see ``pinned``), and a
     tag with no event behind it (pinned before the events existed) as it is."""
     tags = {name: str(commit) for name, commit in ledger.tags(BASELINE_PREFIX).items()}
-    events = pinned(ledger)
+    events = pinned(ledger, use_cache=use_cache)
     out = []
     for name in sorted(set(tags) | set(events)):
         commit = events.get(name, tags.get(name, ""))
@@ -477,7 +597,7 @@ def prune(ledger: Ledger, keep: int) -> list[str]:
     """Retire all but the ``keep`` newest runs (baselines excepted); the retired ids."""
     if keep < 0:
         raise MeridianError(f"--keep must be 0 or more, got {keep}")
-    pinned = {b.run_id for b in baselines(ledger)}
+    pinned = {b.run_id for b in baselines(ledger, use_cache=False)}  # never retire a pin
     visible = index(ledger)
     retire = [e.run_id for e in visible[: max(0, len(visible) - keep)] if e.run_id not in pinned]
     if not retire:

@@ -239,14 +239,16 @@ def _new_token_envs(repo: gitio.Repository, facts: ProjectFacts,
 
 
 def _regressions(repo: gitio.Repository, facts: ProjectFacts,
-                 warnings: list[str] | None = None) -> list[Refusal]:
+                 warnings: list[str] | None = None, *, use_cache: bool = True) -> list[Refusal]:
     # The comparison itself lives in meridian.evals.baselines (shared with `meridian ci`).
     from meridian.evals import store
     from meridian.evals.baselines import check_baselines
     from meridian.ledger import Ledger
 
     ledger = Ledger(repo, facts.branch)
-    known = store.baselines(ledger)
+    # the pins of each event shard come from a cache that is confirmed on the tip
+    # (``store.pinned``): every push would otherwise read every shard
+    known = store.baselines(ledger, use_cache=use_cache)
     if warnings is not None:
         for baseline in known:
             if baseline.tag_differs is not None:
@@ -330,7 +332,7 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         result.refusals += _stale(repo, facts, False)
     if facts.is_active(REGRESSION_RULE):
         try:
-            result.refusals += _regressions(repo, facts, result.warnings)
+            result.refusals += _regressions(repo, facts, result.warnings, use_cache=use_cache)
         except MeridianError as exc:
             result.warnings.append(f"baselines not compared: {exc}")
     return result
