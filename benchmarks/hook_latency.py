@@ -52,7 +52,7 @@ command runs ``$MERIDIAN_PYTHON -P -m meridian``), interleaved one call at a tim
                     src/module.py right after a ``gate.blocked`` event written in this
                     process, which no Meridian command follows to re-key the view: the
                     hook reads the new commit with git and carries the view over
-                    (``hooks/view_catchup.py``; not judged against the budget: it runs
+                    (``state_catchup.py``; not judged against the budget: it runs
                     two git commands, and a commit it cannot vouch for takes the full path)
 - record a spooled block @N
                     what the deny's child does after the answer, in a process of its own

@@ -98,7 +98,7 @@ def remote_state(project: Any) -> dict[str, Any] | None:
     local = ledger.tip()
     if tracking is None or local is None:
         return None
-    from meridian.commands.status_catchup import remote_note
+    from meridian.state_catchup import remote_note
 
     behind = sum(1 for _ in gitio.walk(project.repo, tracking, hide=[local]))
     ahead = sum(1 for _ in gitio.walk(project.repo, local, hide=[tracking]))

@@ -232,7 +232,7 @@ def _passed_detail(fold: dict[str, Any]) -> str:
 class _Batch:
     """One ``git cat-file --batch`` process, asked one object at a time (it answers each
     before reading the next line), so trees can be walked as they are read; the same
-    repository, environment and switches as ``status_catchup._git``."""
+    repository, environment and switches as ``state_catchup._git``."""
 
     def __init__(self, common: Path) -> None:
         import subprocess
@@ -399,7 +399,7 @@ class _Batch:
             if len(parents) != 1:
                 break
             at = parents[0]
-        from meridian.commands.status_catchup import _git, _NotCaughtUp
+        from meridian.state_catchup import _git, _NotCaughtUp
 
         try:
             _git(self.common, ["merge-base", "--is-ancestor", commit, tip])
@@ -479,7 +479,7 @@ def recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
             since: str | None = None) -> bool:
     """Whether every pass ``body``'s document shows holds now, as the full path would
     decide it (see the module's docstring); False: derive in full. ``since``: the tip
-    ``body`` was caught up from (``status_catchup``: the commits after it append no
+    ``body`` was caught up from (``state_catchup``: the commits after it append no
     state event, only counts), which the snapshot must be at."""
     try:
         _recheck(root, gitdir, common, body, since)

@@ -18,7 +18,7 @@ as the Claude hook's view, ``meridian.hooks.claude_view``):
   with a variable set that tells git where the repository is, ``GIT_DIR`` and the like).
 
 A view whose key differs from now in the state and remote tips alone is caught up
-(``status_catchup``): the commits since its tip are read with git itself, and when they
+(``state_catchup``): the commits since its tip are read with git itself, and when they
 only append well-formed events that change nothing it shows but block counts (episodes,
 blocks, runs, memory), its document is brought to the new tip, its remote counts counted
 again, and it is rewritten; anything else (a state event, a harness change, an edit, a
@@ -139,7 +139,7 @@ def shows_a_pass(document: dict[str, Any]) -> bool:
 
 def load(root: Path, gitdir: Path, common: Path) -> dict[str, Any] | None:
     """The stored view's body when it is intact and its key matches now, or it can be
-    caught up to now (``status_catchup``: only the tips moved, over commits that change
+    caught up to now (``state_catchup``: only the tips moved, over commits that change
     nothing it shows but counts); else None."""
     from meridian.userfiles import read_bounded
 
@@ -206,14 +206,14 @@ def plain_passes(document: dict[str, Any]) -> bool:
 def _caught_up(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
                key: dict[str, Any], keep: bool = True) -> dict[str, Any] | None:
     """The view brought to ``key`` when only the state and remote tips moved and the
-    commits since change nothing it shows but counts (``status_catchup``); kept for the
+    commits since change nothing it shows but counts (``state_catchup``); kept for the
     next run when the key is still the same afterwards."""
     moved = ("tip", "remote_tip")
     if key["tip"] is None or key["evidence"] is not None or {
             k: v for k, v in key.items() if k not in moved} != {
             k: v for k, v in body["key"].items() if k not in moved}:
         return None
-    from meridian.commands.status_catchup import caught_up
+    from meridian.state_catchup import caught_up
 
     document = caught_up(common, body, key)
     if document is None:

@@ -39,7 +39,7 @@ process: it keys the view with the environment stored in the view it replaces, a
 only when the two agree on every variable the key's files are found by (``key_for``);
 otherwise its own, which the hook then finds not matching. After a state change no
 Meridian writer followed (git plumbing, a library caller) the hook reads the commits
-since the view's tip with git (``view_catchup``) and, when they only append blocks and
+since the view's tip with git (``state_catchup``) and, when they only append blocks and
 other kinds no gate fold reads for a phase to the events, decides from the view re-keyed
 (and writes it so); anything else goes to the full decision.
 
@@ -230,15 +230,15 @@ def decide(payload_text: str) -> claude.Reply | Denied | None:
 def carried_over(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
                  key: dict[str, Any]) -> dict[str, Any] | None:
     """The view re-keyed to ``key`` when the state tip alone moved, over commits that
-    leave its answers as they were (``view_catchup.neutral_since``: a library caller's or
+    leave its answers as they were (``state_catchup.neutral_since``: a library caller's or
     git plumbing's blocks and other plain appends to the events), written back so the
     next call reads it directly (when the key still reads the same); None: decide in full."""
     old, new = body["key"]["tip"], key["tip"]
     if old is None or new is None or {**key, "tip": None} != {**body["key"], "tip": None}:
         return None
-    from meridian.hooks import view_catchup
+    from meridian import state_catchup
 
-    if not view_catchup.neutral_since(common, old, new, REKEY_COMMITS):
+    if not state_catchup.neutral_since(common, old, new, REKEY_COMMITS):
         return None
     carried = {**body, "key": key}
     try:

@@ -257,7 +257,7 @@ def test_the_view_keys_the_same_tamper_evidence_file_verify_writes(project: Path
     assert status_view.evidence_path(common, ledger.branch) == evidence_path(ledger)
 
 
-# --- a view caught up over new state commits (``commands/status_catchup.py``) -------------
+# --- a view caught up over new state commits (``state_catchup.py``) -------------
 
 
 def _light_status(root: Path) -> tuple[Proc, list[str]]:
@@ -492,3 +492,65 @@ def test_a_file_planted_at_the_views_temporary_name_never_hangs_or_redirects_sta
     assert elsewhere.read_text() == "untouched\n"
     assert not temporary.exists() and not temporary.is_symlink()
     assert json.loads(view.read_text())["body"]["key"]["tip"] is not None
+
+
+@pytest.mark.parametrize("depth", [100, 950, 5000])
+def test_a_line_nesting_deeper_than_records_do_is_derived_in_full(
+        project: Path, cli: Callable[..., Proc], depth: int) -> None:
+    """A block whose data nests ``depth`` deep, appended with plumbing. How deep a line
+    nests decides whether a reader fails (near the recursion limit a line parses in a
+    shallow stack and not in a deeper one), so the catch-up (the reader status shares
+    with the PreToolUse view, ``state_catchup``) carries no view over a line nesting
+    deeper than records do: the full path answers, and the answer is a fresh
+    derivation's."""
+    from meridian import state_catchup
+    from meridian.ledger import Ledger
+    from meridian.records import now_ts
+    from tests.adversarial.integrity_support import event_line, plumb_commit, shard_of
+
+    assert cli("gate", "start", "spec").code == 0
+    assert cli("status").code == 0
+    [view] = _views(project)
+    body = json.loads(view.read_text())["body"]
+    line = event_line("gate.blocked", {"gate": "spec", "source": "claude", "reason": "x"})[1]
+    deep = line[:-1] + ',"nest":' + "[" * depth + "]" * depth + "}"
+    plumb_commit(project, {shard_of(now_ts()): (deep + "\n").encode()}, "deep")
+    key = {**body["key"], "tip": str(Ledger.open(project).tip())}
+    assert state_catchup.caught_up(project / ".git", body, key) is None
+    shown = _light_status(project)[0]
+    fresh = (_fresh(cli), cli("status", "--json"))[1]
+    assert shown.code == fresh.code
+    if shown.code == 0:
+        assert json.loads(shown.out) == json.loads(fresh.out)
+
+
+def test_a_short_read_from_git_is_not_caught_up(project: Path, cli: Callable[..., Proc],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git cat-file --batch`` output that ends early (a git killed mid-write, a pipe cut
+    short) at a line boundary of the shard: what is left reads as a block alone, the
+    ``gate.started`` after it is cut off. The status view is derived in full, never
+    caught up over what is left of the blob."""
+    from meridian import state_catchup
+    from meridian.ledger import Ledger
+    from tests.adversarial.integrity_support import event_line, plumb_commit, shard_of
+
+    assert cli("gate", "start", "spec").code == 0
+    assert cli("status").code == 0
+    [view] = _views(project)
+    body = json.loads(view.read_text())["body"]
+    block = event_line("gate.blocked", {"gate": "spec", "source": "claude", "reason": "x"})[1]
+    start = event_line("gate.started", {"gate": "impl"})[1]
+    # a shard of its own (a month with none yet): the one blob the catch-up reads
+    plumb_commit(project, {shard_of("2099-01-01T00:00:00.000000Z"): f"{block}\n{start}\n"
+                           .encode()}, "two")
+    key = {**body["key"], "tip": str(Ledger.open(project).tip())}
+    common = project / ".git"
+    assert state_catchup.caught_up(common, body, key) is None  # whole: a state event
+    real = state_catchup._git
+
+    def cut(common: Path, args: list[str], data: bytes | None = None, **kw: object) -> bytes:
+        out = real(common, args, data, **kw)  # type: ignore[arg-type]
+        return out[:out.index(start.encode())] if args[:1] == ["cat-file"] else out
+
+    monkeypatch.setattr(state_catchup, "_git", cut)
+    assert state_catchup.caught_up(common, body, key) is None

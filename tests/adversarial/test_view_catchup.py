@@ -1,5 +1,5 @@
 """The PreToolUse view carried over state commits no Meridian writer followed
-(``meridian.hooks.view_catchup``).
+(``meridian.state_catchup.neutral_since``).
 
 Layer: the Claude Code PreToolUse hook. A library caller or git plumbing that moves the
 state branch leaves the view keyed by the old tip; the hook reads the new commits with
