@@ -33,6 +33,7 @@ to ``$GITHUB_STEP_SUMMARY`` when set) for the pull request.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -216,42 +217,118 @@ def _suppressions_in_range(root: Path, base: str | None, head: str, report: CiRe
     """Every inline ``meridian: allow KIND -- reason`` marker on a line the range added
     (no base: every marker the checked-out commit holds), with its file, line, kinds and
     reason: each one silences a scan finding, so the reviewer sees it like a harness
-    change."""
-    from meridian.evaluators.changes import ALLOW, substantive
+    change.
 
+    The diff is read hunk by hunk (``@@ -a,b +c,d @@`` says how many lines follow), so
+    an added line whose text starts ``++ `` (``+++ x`` in the diff) is an added line, not
+    a file header; paths git quotes (a tab, a newline, a quote) are unquoted. Without a
+    base, ``git grep -z`` separates path, line and text with NULs: a path holding ``:``
+    is read whole."""
     if base:
         proc = gitio.git(["-c", "core.quotePath=false", "diff", "-U0", "--no-color",
-                          "--no-ext-diff", "--no-renames", "--diff-filter=AMCRT", base, head],
-                         root, check=False)
+                          "--no-ext-diff", "--no-renames", "--no-textconv",
+                          "--src-prefix=a/", "--dst-prefix=b/", "--diff-filter=AMCRT", base,
+                          head, "--"], root, check=False)
     else:
-        proc = gitio.git(["-c", "core.quotePath=false", "grep", "-n", "-I", "--no-color",
-                          "-E", r"meridian:[[:space:]]*allow", head], root, check=False)
+        proc = gitio.git(["-c", "core.quotePath=false", "grep", "-n", "-z", "-I", "--no-color",
+                          "--no-textconv", "-E", "-e", r"meridian:[[:space:]]*allow", head,
+                          "--"], root, check=False)
     if proc.returncode not in (0, 1):
         report.notes.append("inline suppressions not listed: git "
                             f"{'diff' if base else 'grep'} failed")
         return
-    path, number = None, 0
-    for raw in proc.stdout.splitlines():
-        if base:
-            if raw.startswith("+++ "):
-                path = (raw[4:].rstrip("\t").removeprefix("b/") if raw[4:] != "/dev/null"
-                        else None)
+    found = _added_lines(proc.stdout) if base else _grep_lines(proc.stdout, head)
+    _suppressions_of(found, report)
+
+
+def _added_lines(diff: str) -> list[tuple[str, int, str]]:
+    """(path, line number, text) of every added line of a ``git diff -U0`` patch."""
+    out: list[tuple[str, int, str]] = []
+    path: str | None = None
+    number = old_left = new_left = 0
+    for raw in diff.split("\n"):
+        if old_left > 0 or new_left > 0:  # inside a hunk: its lines, whatever they hold
+            if raw.startswith("+"):
+                if path is not None:
+                    out.append((path, number, raw[1:]))
+                number, new_left = number + 1, new_left - 1
                 continue
-            if raw.startswith("@@"):
-                number = int(raw.split("+", 1)[1].split(" ", 1)[0].split(",", 1)[0])
+            if raw.startswith("-"):
+                old_left -= 1
                 continue
-            if not raw.startswith("+") or path is None:
+            if raw.startswith(" "):  # context (none with -U0)
+                old_left, new_left, number = old_left - 1, new_left - 1, number + 1
                 continue
-            line, text = number, raw[1:]
-            number += 1
-            where = path
-        else:
-            # HEAD:path:line:text
-            try:
-                _, where, at, text = raw.split(":", 3)
-                line = int(at)
-            except ValueError:
+            if raw.startswith("\\"):  # "\ No newline at end of file"
                 continue
+            old_left = new_left = 0  # not a line of the hunk: read on as a header
+        if raw.startswith("diff --git "):
+            path = None
+        elif raw.startswith("+++ "):
+            name = _unquote(raw[4:].rstrip("\t"))
+            path = None if name == "/dev/null" else name.removeprefix("b/")
+        elif raw.startswith("@@"):
+            match = _HUNK.match(raw)
+            if match is None:
+                continue
+            old_left = int(match.group(2)) if match.group(2) is not None else 1
+            number = int(match.group(3))
+            new_left = int(match.group(4)) if match.group(4) is not None else 1
+    return out
+
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(name: str) -> str:
+    """A path as git prints it in a patch: C-quoted (``"b/a\\tb.py"``) when it holds a
+    character git quotes, else as it is."""
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
+        return name
+    raw = bytearray()
+    body, at = name[1:-1], 0
+    while at < len(body):
+        char = body[at]
+        if char == "\\" and at + 1 < len(body):
+            following = body[at + 1]
+            if following in _C_ESCAPES:
+                raw.append(_C_ESCAPES[following])
+                at += 2
+                continue
+            if body[at + 1:at + 4].isdigit() and len(body[at + 1:at + 4]) == 3:
+                raw.append(int(body[at + 1:at + 4], 8) & 0xFF)
+                at += 4
+                continue
+        raw.extend(char.encode("utf-8", "surrogateescape"))
+        at += 1
+    return raw.decode("utf-8", "replace")
+
+
+def _grep_lines(output: str, head: str) -> list[tuple[str, int, str]]:
+    """(path, line number, text) of ``git grep -n -z`` output over ``head``: records of
+    ``REV:path NUL line NUL text LF`` (the path may hold ``:`` or a newline)."""
+    out: list[tuple[str, int, str]] = []
+    at = 0
+    prefix = f"{head}:"
+    while at < len(output):
+        name_end = output.find("\0", at)
+        line_end = output.find("\0", name_end + 1) if name_end >= 0 else -1
+        if line_end < 0:
+            break
+        text_end = output.find("\n", line_end + 1)
+        text_end = len(output) if text_end < 0 else text_end
+        name, number = output[at:name_end], output[name_end + 1:line_end]
+        at = text_end + 1
+        if name.startswith(prefix) and number.isdigit():
+            out.append((name[len(prefix):], int(number), output[line_end + 1:text_end]))
+    return out
+
+
+def _suppressions_of(lines: list[tuple[str, int, str]], report: CiReport) -> None:
+    from meridian.evaluators.changes import ALLOW, substantive
+
+    for where, line, text in lines:
         if "meridian:" not in text:
             continue
         match = ALLOW.search(text)
@@ -326,30 +403,41 @@ def _pristine(worktree: Path, commit: str) -> None:
     gitio.git(["clean", "-qffdx"], worktree, check=False)
 
 
-def _widest_base(project: Any, gate: str, base: str | None) -> str | None:
-    """The range's ``base``, or the first base the gate's own events recorded
-    (``gate.started``/``gate.reopened``, in ledger order) that is an ancestor of it: the
-    change the gate's judgements were scoped to began there, and widening the change can
-    only judge more lines as new, never hide one. None stays None (everything is new)."""
-    if base is None:
-        return None
+def _recorded_bases(ledger: Any) -> dict[str, list[str]]:
+    """gate -> the ``base_commit`` of each of its ``gate.started``/``gate.reopened``
+    events, in ledger order: read once per CI run (every pass re-checked asks)."""
     from meridian.gates import events as ev
     from meridian.ledger import EVENTS
 
+    out: dict[str, list[str]] = {}
+    for record in ledger.records(EVENTS):
+        if record.kind not in (ev.STARTED, ev.REOPENED):
+            continue
+        gate, recorded = record.data.get("gate"), record.data.get("base_commit")
+        if isinstance(gate, str) and isinstance(recorded, str) and len(recorded) == 40:
+            out.setdefault(gate, []).append(recorded)
+    return out
+
+
+def _widest_base(project: Any, gate: str, base: str | None,
+                 recorded: dict[str, list[str]] | None = None) -> str | None:
+    """The range's ``base``, or the first base the gate's own events recorded
+    (``gate.started``/``gate.reopened``, in ledger order) that is an ancestor of it: the
+    change the gate's judgements were scoped to began there, and widening the change can
+    only judge more lines as new, never hide one. None stays None (everything is new).
+    ``recorded``: ``_recorded_bases`` of the ledger, when the caller read it already."""
+    if base is None:
+        return None
     repo = project.repo
     try:
         tip = gitio.Oid(hex=base)  # resolved to a full id by _resolve_base
     except ValueError:
         return base
-    for record in project.ledger.records(EVENTS):
-        if record.kind not in (ev.STARTED, ev.REOPENED) or record.data.get("gate") != gate:
-            continue
-        recorded = record.data.get("base_commit")
-        if not isinstance(recorded, str) or len(recorded) != 40:
-            continue
+    every = recorded if recorded is not None else _recorded_bases(project.ledger)
+    for candidate in every.get(gate, []):
         try:
-            if gitio.is_ancestor(repo, gitio.Oid(hex=recorded), tip):
-                return recorded
+            if gitio.is_ancestor(repo, gitio.Oid(hex=candidate), tip):
+                return candidate
         except Exception:  # noqa: BLE001, S112 - a commit this clone lacks widens nothing
             continue
     return base
@@ -497,7 +585,8 @@ def _judged(item: _Recheck, worktree: Path, pinned: str, spec: Any, snap: Any,
 
 
 def _judge(item: _Recheck, worktree: Path, pinned: str, reevaluate: bool, base: str | None,
-           base_harness: BaseHarness | None) -> None:
+           base_harness: BaseHarness | None,
+           recorded: dict[str, list[str]] | None = None) -> None:
     """Phase 3: the offline scan (and with ``reevaluate`` the configured evaluator) on
     what the checks gave, with the required features and the mutation smoke check added
     as submit adds them; where the range changed anything of the gate that decides what
@@ -517,7 +606,7 @@ def _judge(item: _Recheck, worktree: Path, pinned: str, reevaluate: bool, base: 
     # base the gate recorded that is an ancestor of the range's only widens the change:
     # it is used, so code committed past the hooks after an earlier pass is judged as
     # new here too (``_widest_base``).
-    scope = _widest_base(item.here, item.status.gate, base)
+    scope = _widest_base(item.here, item.status.gate, base, recorded)
     bundle, mutation = _judged(item, worktree, pinned, spec, item.snap, item.results,
                                item.features, scope)
     kinds: list[tuple[str, Any, frozenset[str], Any, Any, Any]] = [
@@ -588,9 +677,10 @@ def _recheck(project: Any, passed: list[Any], worktree: Path, reevaluate: bool,
         _first_checks(item, worktree, pinned)
     for item in items:
         _range_checks(item, worktree, pinned)
+    recorded = _recorded_bases(project.ledger) if base is not None else None  # read once
     for item in items:
         if item.snap.subject == item.status.subject:
-            _judge(item, worktree, pinned, reevaluate, base, base_harness)
+            _judge(item, worktree, pinned, reevaluate, base, base_harness, recorded)
     return [item.check for item in items]
 
 
@@ -605,12 +695,13 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
     resolved = _resolve_base(project.root, base)
     report = CiReport(branch=project.ledger.branch, base=resolved)
     ledger = _state_ledger(project, resolved, report)
+    named: list[str] | None = None  # _other_state_branches, computed once when needed
     if fetch:
         _fetch(ledger, remote or project.config.remote, report)
         where = remote or project.config.remote
-        others = (_other_state_branches(project, resolved, ledger.branch)
-                  if gitio.has_remote(project.repo, where) else [])
-        for other in others:
+        if gitio.has_remote(project.repo, where):
+            named = _other_state_branches(project, resolved, ledger.branch)
+        for other in named or []:
             try:
                 gitio.fetch_branch(project.repo, where, other)
             except MeridianError:
@@ -622,8 +713,9 @@ def run_ci(path: str = ".", *, base: str | None = None, remote: str | None = Non
         _suppressions_in_range(project.root, report.base, head, report)
         _token_envs_in_range(project, report.base, head, report)
     if not ledger.exists():
-        held = [b for b in _other_state_branches(project, resolved, ledger.branch)
-                if _branch_held(project.repo, b, remote or project.config.remote)]
+        if named is None:
+            named = _other_state_branches(project, resolved, ledger.branch)
+        held = [b for b in named if _branch_held(project.repo, b, remote or project.config.remote)]
         if held:
             report.problems.append(
                 f"{CONFIG_FILE}: the state branch it names, {ledger.branch}, does not exist, "

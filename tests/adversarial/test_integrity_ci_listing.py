@@ -22,6 +22,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.adversarial.conftest import Proc, commit_all, pass_gate, write
 from tests.conftest import git
 
@@ -153,3 +155,57 @@ def test_an_inline_suppression_added_in_the_range_is_listed_for_the_reviewer(
     _, report = _report(cli)
     assert {(s["file"], s["line"]) for s in report["suppressions_added"]} == {
         ("src/extra.py", 3), ("src/more.py", 1), ("src/old.py", 1)}
+
+
+def test_a_suppression_is_listed_whatever_its_line_or_path_looks_like(
+        project: Path, cli: Callable[..., Proc]) -> None:
+    """An added line whose text starts ``++ `` (``+++ ...`` in the diff, the shape of a
+    file header), a path holding ``:`` (``git grep``'s separator), one git quotes (a
+    tab, a quote) and a repository whose config drops the diff's ``b/`` prefix: every
+    marker is listed, at its own file and line, with and without a base."""
+    pass_gate(cli, project, "spec", "spec/spec.py", SPEC)
+    base = git(project, "rev-parse", "HEAD").strip()
+    write(project, "src/plus.txt", "first\n++ x  # meridian: allow todo -- after a plus line\n"
+          "Y = 1  # meridian: allow magic_number -- the line after it\n")
+    write(project, "src/c:d.py", "Z = 3  # meridian: allow magic_number -- colon path\n")
+    write(project, 'src/t\tq"x.py', "W = 4  # meridian: allow magic_number -- quoted path\n")
+    commit_all(project, "odd lines and paths")
+    git(project, "config", "diff.noprefix", "true")
+    git(project, "config", "diff.mnemonicPrefix", "true")
+    expected = {("src/plus.txt", 2): "after a plus line", ("src/plus.txt", 3): "the line after it",
+                ("src/c:d.py", 1): "colon path", ('src/t\tq"x.py', 1): "quoted path"}
+    for args in (("--base", base), ()):
+        _, report = _report(cli, *args)
+        listed = {(s["file"], s["line"]): s["reason"] for s in report["suppressions_added"]}
+        assert listed == expected, (args, listed)
+
+
+def test_one_ci_run_reads_the_config_history_and_the_gates_bases_once(
+        project: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two passes re-checked (``--all``) against a base: the state branches the config
+    named and the bases the gates' events recorded are each read once per run, not once
+    per pass or per phase (each read walks the config's history or every event)."""
+    from meridian import ci
+
+    pass_gate(cli, project, "spec", "spec/spec.py", SPEC)
+    pass_gate(cli, project, "impl", "src/area.py")
+    base = git(project, "rev-parse", "HEAD").strip()
+    write(project, "README.md", "# docs\n")
+    commit_all(project, "docs")
+    calls = {"branches": 0, "bases": 0}
+    real_branches, real_bases = ci._other_state_branches, ci._recorded_bases
+
+    def branches(*args, **kwargs):
+        calls["branches"] += 1
+        return real_branches(*args, **kwargs)
+
+    def bases(*args, **kwargs):
+        calls["bases"] += 1
+        return real_bases(*args, **kwargs)
+
+    monkeypatch.setattr(ci, "_other_state_branches", branches)
+    monkeypatch.setattr(ci, "_recorded_bases", bases)
+    git(project, "remote", "add", "origin", str(project))  # a remote to fetch from
+    report = ci.run_ci(str(project), base=base, recheck_all=True, fetch=True)
+    assert [g.gate for g in report.gates] == ["spec", "impl"], report.to_json()
+    assert calls == {"branches": 1, "bases": 1}, calls
