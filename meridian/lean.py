@@ -11,18 +11,58 @@ before every tool call an agent makes, and most of its cost is Python starting u
   constants that most calls never use (compiling a large alternation costs about a
   millisecond; the Bash reader holds dozens).
 
-``tests/hooks/test_lean.py`` holds both to what they stand in for, and checks that the
-hook's allow path imports neither ``typing`` nor the Bash reader for a file tool.
+- ``signal_module``: the interpreter's ``_signal`` (what ``signal`` wraps: the same
+  ``signal`` and ``alarm``) instead of ``signal``, whose import builds three enums (~0.5 ms
+  of every tool call).
+
+The stand-ins mirror CPython internals (``typing.NamedTupleMeta`` of 3.11-3.13, the
+``_signal`` module), so each is used only where they are as expected: another
+implementation or version (3.14 evaluates annotations lazily: a class body holds no
+``__annotations__``), or a ``_signal`` without what the hook calls, gets ``typing.NamedTuple``
+and ``signal`` themselves (``lean_supported``).
+
+``tests/hooks/test_lean.py`` holds each to what it stands in for, the fallbacks
+included, and checks that the hook's allow path imports neither ``typing`` nor the Bash
+reader for a file tool.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from types import ModuleType
+
+LEAN_VERSIONS = ((3, 11), (3, 13))  # the CPython versions whose NamedTupleMeta is mirrored
+
+
+def lean_supported() -> bool:
+    """Whether this interpreter is one whose internals the stand-ins mirror."""
+    low, high = LEAN_VERSIONS
+    return sys.implementation.name == "cpython" and low <= tuple(sys.version_info[:2]) <= high
+
+
+def signal_module() -> ModuleType:
+    """``_signal`` where it is CPython's and holds what the hook calls (``signal``,
+    ``alarm``, ``SIGALRM``), else ``signal`` (the same functions, enums around them)."""
+    if lean_supported():
+        try:
+            import _signal
+        except ImportError:
+            pass
+        else:
+            if all(hasattr(_signal, name) for name in ("signal", "alarm", "SIGALRM")):
+                return _signal
+    import signal
+
+    return signal
+
+
+if TYPE_CHECKING or not lean_supported():
+    from typing import NamedTuple  # the real one: internals not as mirrored here
 else:
     # what typing.NamedTupleMeta refuses or keeps for itself (CPython 3.11-3.13)
     _PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields",

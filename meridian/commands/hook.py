@@ -123,12 +123,11 @@ def _answer_from_view(decided: object) -> int:
 def run_claude(event: str, extra: list[str]) -> int:
     import sys
 
-    try:
-        # the interpreter's own module behind ``signal`` (the same calls): importing
-        # ``signal`` builds three enums, ~0.5 ms of every tool call
-        import _signal as signal
-    except ImportError:  # not CPython
-        import signal
+    from meridian.lean import signal_module
+
+    # the interpreter's own module behind ``signal`` (the same calls) where it is as
+    # expected: importing ``signal`` builds three enums, ~0.5 ms of every tool call
+    signal = signal_module()
 
     def expire(signum: int, frame: object) -> None:
         raise _Deadline

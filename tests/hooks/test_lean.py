@@ -91,6 +91,72 @@ def test_the_hook_tuples_are_lean_ones() -> None:
     assert facts._replace(exclude=("x",)).exclude == ("x",)
 
 
+# --- the fallbacks: where the internals are not as mirrored ------------------------------
+
+_TUPLES = (
+    "import json, sys\n"
+    "{patch}"
+    "from meridian import lean\n"
+    "from meridian.hooks import claude, project\n"
+    "facts = project.GateFacts('a', (), ('a/**',))\n"
+    "print(json.dumps({{'typing': lean.NamedTuple.__module__, 'supported': lean.lean_supported(),\n"
+    "    'signal': lean.signal_module().__name__,\n"
+    "    'tuples': [[c.__name__, list(c._fields), repr(sorted(c._field_defaults.items())),\n"
+    "                c.__mro__[1:] == (tuple, object), c.__doc__]\n"
+    "               for c in (claude.Reply, claude.Harness, project.GateFacts)],\n"
+    "    'values': [repr(claude.ALLOW), repr(claude.Reply(stderr='x')), repr(facts),\n"
+    "               repr(facts._replace(exclude=('x',))), repr(claude.Harness(()))]}}))\n")
+
+
+def _tuples(patch: str) -> dict[str, object]:
+    proc = subprocess.run([sys.executable, "-P", "-c", _TUPLES.format(patch=patch)],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("patch", [
+    "sys.version_info = (3, 14, 0, 'final', 0)\n",  # lazily evaluated annotations
+    ("import types\n"
+     "sys.implementation = types.SimpleNamespace(**{**vars(sys.implementation), 'name': 'pypy'})\n"),
+])
+def test_an_interpreter_whose_internals_differ_gets_typing_and_signal_and_the_same_tuples(
+        patch: str) -> None:
+    """The version or implementation check fails: ``typing.NamedTuple`` and ``signal``
+    themselves are used, and the hook's tuples come out exactly as the lean ones do."""
+    lean_run, fallback = _tuples(""), _tuples(patch)
+    assert (lean_run["typing"], lean_run["supported"], lean_run["signal"]) == (
+        "meridian.lean", True, "_signal")
+    assert (fallback["typing"], fallback["supported"], fallback["signal"]) == (
+        "typing", False, "signal")
+    assert fallback["tuples"] == lean_run["tuples"]
+    assert fallback["values"] == lean_run["values"]
+
+
+def test_the_signal_stand_in_is_the_signal_module_s_own_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the hook's deadline uses, from ``_signal`` and from the fallback: the same
+    ``alarm``, the same ``SIGALRM``, and a handler set through either one runs."""
+    import signal
+    import types
+
+    lean_module = lean.signal_module()
+    monkeypatch.setattr(lean.sys, "implementation",
+                        types.SimpleNamespace(**{**vars(sys.implementation), "name": "other"}))
+    fallback = lean.signal_module()
+    assert lean_module.__name__ == "_signal" and fallback is signal
+    assert lean_module.alarm is fallback.alarm and lean_module.SIGALRM == fallback.SIGALRM
+    fired: list[str] = []
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        for name, module in (("lean", lean_module), ("fallback", fallback)):
+            module.signal(module.SIGALRM, lambda signum, frame, name=name: fired.append(name))
+            signal.raise_signal(signal.SIGALRM)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert fired == ["lean", "fallback"]
+
+
 # --- lazy_pattern -------------------------------------------------------------------------
 
 
