@@ -115,14 +115,7 @@ def test_the_copied_constants_are_their_sources() -> None:
     from meridian.idindex import line_id
 
     assert status_passes.CONFIG_FILE == CONFIG_PATH.as_posix()
-    from meridian.records import parse_ts
-
-    for ts in ("2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00+02:00", "2026-01-01"):
-        assert parse_ts(ts) == __import__("datetime").datetime.fromisoformat(ts)
-    import inspect
-
-    assert "parse_ts(ts: str) -> datetime:\n    return datetime.fromisoformat(ts)" in \
-        inspect.getsource(parse_ts)
+    _same_times_as_the_full_path()
     assert status_passes.SKEW_SECONDS == evidence.SKEW_SECONDS
     assert status_passes.SNAPSHOT_VERSION == snapshot.SNAPSHOT_VERSION
     assert status_passes.FOLD_DEFAULTS == dataclasses.asdict(GateFold())
@@ -137,6 +130,44 @@ def test_the_copied_constants_are_their_sources() -> None:
                  b'{"id":"' + b"a" * 32 + b'","id":"b"}', b"not json", b'["id"]',
                  json.dumps({"id": 3}).encode()):
         assert status_passes._line_id(line) == line_id(line)
+
+
+# Times as a forger may write them: every form ``fromisoformat`` reads, and what it refuses.
+TIMES = ["2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00+02:00", "2026-01-01",
+         "2026-01-01T00:00:00", "2026-01-01 00:00:00", "2026-01-01T00:00:00.5Z",
+         "2026-01-01T00:00:00,123Z", "20260101T000000Z", "2026-W01-1", "2026-001",
+         "2026-01-01T24:00:00Z", "2026-02-30T00:00:00Z", "2026-01-01T00:00:00+25:00",
+         "9999-12-31T23:59:59.999999+00:00", "0001-01-01T00:00:00-23:59", "2026-01-01T00:00Z",
+         "2026-01-01T00Z", "+2026-01-01", "2026-1-1", " 2026-01-01", "2026-01-01T00:00:00Zjunk",
+         "", "now", "2026-01-01T00:00:00.0000000Z", "２０２６-01-01", "2026-01-01T00:00:00\x00"]
+
+
+def _outcome(parse: object, ts: str) -> tuple[str, object]:
+    try:
+        value = parse(ts)  # type: ignore[operator]
+    except Exception as exc:  # noqa: BLE001 - the outcome is what is compared
+        return "raises", type(exc)
+    try:
+        stamp: object = value.timestamp()
+    except (ValueError, OverflowError, OSError) as exc:
+        stamp = type(exc)
+    return "reads", (value, value.utcoffset(), stamp)
+
+
+def _same_times_as_the_full_path() -> None:
+    """``status_passes`` reads a pass's time with ``datetime.fromisoformat`` (without
+    ``meridian.records``, which loads hashlib): for every time a forger may write, it
+    reads what ``records.parse_ts`` (the full path's, ``evidence.check_pass``) reads,
+    or refuses it the same way, down to the timestamp the skew rule compares."""
+    from datetime import datetime
+
+    from meridian.records import parse_ts
+
+    rng = random.Random(7)
+    fuzzed = ["".join(rng.choice("0123456789-:T.Z+ ") for _ in range(rng.randint(8, 32)))
+              for _ in range(300)]
+    for ts in TIMES + fuzzed + [t[:n] for t in TIMES[:6] for n in range(len(t))]:
+        assert _outcome(parse_ts, ts) == _outcome(datetime.fromisoformat, ts), ts
 
 
 def test_no_home_is_not_guessed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
