@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
     # pydantic scans every installed distribution's entry points for plugins when it
     # builds its first model; a hook has no plugins and runs on every commit.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if args.verb in ("pre-commit", "pre-push"):
+        from meridian.hooks.install import refresh_stub
+
+        refresh_stub(args.verb)  # an older stub (one without -I) is upgraded in place
     if args.verb == "pre-commit":
         from meridian.hooks import precommit
 

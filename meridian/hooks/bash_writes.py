@@ -2877,10 +2877,17 @@ _DANGEROUS_KEY = lazy_pattern(r"^(?:core\.hookspath|include\.path|includeif\..*\
                               r"alias\..*|hook\..*|core\.fsmonitor|core\.sshcommand|"
                               r"core\.editor|sequence\.editor)$", re.IGNORECASE)
 _GIT_ENV = lazy_pattern(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
-                        r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR)="
+                        r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR"
+                        # the hooks' Python: PYTHONPATH/PYTHONHOME/PYTHONUSERBASE... set for
+                        # git reach a hook run by a console script (the stubs run -I)
+                        r"|PYTHON\w*)="
                         # the pre-commit framework skips the hook ids listed in $SKIP: one
                         # naming Meridian's (or a value the hook cannot read) skips its hooks
                         r"|^SKIP=(?:(?i:.*meridian)|.*[$`])", re.DOTALL)
+# Variables that matter only to a git command run later in the same shell (`export
+# HOME=/x; git commit` reads another ~/.gitconfig, `export PYTHONPATH=/x; git commit` hands
+# a hook's Python other code): set alone they are no bypass
+_LATER_GIT = ("HOME=", "XDG_", "PYTHON")
 # An alias is only a bypass when what it runs is one
 _ALIAS_BYPASS = lazy_pattern(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
 _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete",
@@ -3144,19 +3151,22 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
         if first == "set":
             allexport = allexport or "allexport" in raw or any(
                 w.startswith("-") and not w.startswith("--") and "a" in w[1:] for w in raw[1:])
-        if declaring and any(_GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_"))
+        if declaring and any(_GIT_ENV.match(w) and not w.startswith(_LATER_GIT)
                              for w in assignments):
             exported_git_env = True
             found.append((" ".join(raw), "skip-hooks"))
             continue
         if exporting:
             named = [w for w in raw[1:] if w in assigned]
+            home_moved = home_moved or next((assigned[w] for w in named
+                                             if assigned[w].startswith(_LATER_GIT)), "")
+            named = [w for w in named if not assigned[w].startswith(_LATER_GIT)]
             if named:
                 exported_git_env = True
                 found.append((f"{assigned[named[0]]}; {' '.join(raw)}", "skip-hooks"))
                 continue
-            home_moved = home_moved or next((w for w in assignments
-                                             if w.startswith(("HOME=", "XDG_CONFIG_HOME="))), "")
+            home_moved = home_moved or next((w for w in assignments if _GIT_ENV.match(w)
+                                             and w.startswith(_LATER_GIT)), "")
         raw = [_expand(w, variables) for w in raw]
         for w in assignments:
             key, _, value = w.partition("=")
@@ -3173,7 +3183,7 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
             continue
         if not words:
             if any(w.startswith("GIT_CONFIG") for w in assignments) or (allexport and any(
-                    _GIT_ENV.match(w) and not w.startswith(("HOME=", "XDG_"))
+                    _GIT_ENV.match(w) and not w.startswith(_LATER_GIT)
                     for w in assignments)):
                 exported_git_env = True  # GIT_CONFIG_COUNT=1; git commit (same shell)
                 found.append((" ".join(raw), "skip-hooks"))
@@ -3181,8 +3191,8 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
                 if _GIT_ENV.match(w):
                     assigned[w.split("=", 1)[0]] = w
             if allexport:
-                home_moved = home_moved or next((w for w in assignments if w.startswith(
-                    ("HOME=", "XDG_CONFIG_HOME="))), "")
+                home_moved = home_moved or next((w for w in assignments if _GIT_ENV.match(w)
+                                                 and w.startswith(_LATER_GIT)), "")
             continue
         name = os.path.basename(words[0])
         nested = _nested_command(words)
@@ -3206,7 +3216,12 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
         if name != "git":
             continue
         _, sub, args, bypass = _git_words(words)
-        if any(_GIT_ENV.match(w) for w in assignments) or exported_git_env or home_moved:
+        moved = [w for w in assignments if _GIT_ENV.match(w)] + ([home_moved] if home_moved
+                                                                 else [])
+        # a PYTHON* variable only reaches Meridian's hooks through a command that runs one
+        # (a commit, a push, what may commit: a merge, a rebase, an alias)
+        if any(not w.startswith("PYTHON") for w in moved) or exported_git_env or (
+                moved and (sub in _VERIFYING or sub not in _GIT_COMMANDS)):
             bypass = True
         if sub in _VERIFYING and any(_is_no_verify(a) for a in args):
             bypass = True

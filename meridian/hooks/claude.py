@@ -827,6 +827,9 @@ class Harness(NamedTuple):
     locations: tuple[tuple[Path, str], ...]
     installed: tuple[tuple[Path, str], ...] = ()
     fold: bool = False  # a case-insensitive file system: compare paths case-folded
+    # the interpreter files the hooks run: the file itself, or a folder holding it
+    # (removing or moving the virtualenv lets a new one stand in its place)
+    interpreters: tuple[tuple[Path, str], ...] = ()
 
     def key(self, path: Path) -> Path:
         return Path(_fold(str(path))) if self.fold else path
@@ -847,7 +850,15 @@ class Harness(NamedTuple):
             where = self.key(location)
             if mine == where or where in mine.parents:
                 return f"{name} ({path})"
+        for location, name in self.interpreters:
+            where = self.key(location)
+            if mine == where or (mine in where.parents and not into):
+                return name if mine == where else f"{name} (in {path})"
         return None
+
+    def installation(self) -> tuple[tuple[Path, str], ...]:
+        """Meridian's installation and the interpreter files, together."""
+        return (*self.installed, *self.interpreters)
 
     @property
     def root(self) -> Path:
@@ -893,7 +904,7 @@ def make_harness(repository: list[tuple[Path, str]], *, fold: bool = False) -> H
     Meridian's installation (both read now: they depend on who runs the hook)."""
     root = repository[0][0].parent
     return Harness((*repository, *_home_harness()), installed=_installed_harness(root),
-                   fold=fold)
+                   fold=fold, interpreters=_interpreters(root))
 
 
 def repository_harness(context: Located, config_files: tuple[str, ...],
@@ -987,8 +998,14 @@ def config_includes(files: list[Path], limit: int = 64) -> list[Path]:
 
 def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
     """Meridian's installation: the package the hooks run and the site-packages around it
-    (a ``.pth`` file there runs at every start-up, ``-P`` or not). Not when Meridian is
-    developed in this very work tree (an editable install from it)."""
+    (a ``.pth`` file there runs at every start-up, ``-P`` or not), and the Python that runs
+    them: every folder on its ``sys.path`` (its standard library, ``site.py`` and
+    ``encodings`` included, the base interpreter's as well as a virtualenv's), its
+    prefixes' ``pyvenv.cfg`` and the ``meridian`` console script. Not when Meridian is
+    developed in this very work tree (an editable install from it). The running hook *is*
+    that Python (``$MERIDIAN_PYTHON``), so all of it is read from ``sys`` (no file is
+    read); ``interpreters`` names the executables themselves."""
+    import sys
     import sysconfig
 
     import meridian
@@ -996,10 +1013,67 @@ def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
     package = _real(Path(meridian.__file__).parent)
     found = [(package, "Meridian's installed package")]
     with contextlib.suppress(KeyError, OSError):
-        site = _real(sysconfig.get_paths()["purelib"])
-        found.append((site, "the site-packages Meridian runs from"))
-    return tuple((path, name) for path, name in found
-                 if path != root and root not in path.parents)
+        paths = sysconfig.get_paths()
+        found.append((_real(paths["purelib"]), "the site-packages Meridian runs from"))
+        found += [(_real(paths[key]), "the Python the hooks run")
+                  for key in ("platlib", "stdlib", "platstdlib") if paths.get(key)]
+    # what the interpreter reads at start-up: sys.path (the hook runs with -I, so it holds
+    # the standard library and the site folders only), site.py's own folder, the user site
+    # when it is in play
+    found += [(_real(entry), "the Python the hooks run") for entry in sys.path
+              if entry and os.path.isabs(entry)]
+    found.append((_real(os.path.dirname(os.__file__)), "the Python the hooks run"))
+    if not sys.flags.no_user_site:
+        import site
+
+        with contextlib.suppress(Exception):
+            found.append((_real(site.getusersitepackages()), "the Python the hooks run"))
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        found.append((_real(os.path.join(prefix, "pyvenv.cfg")), "the Python the hooks run"))
+    for folder in {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin"),
+                   os.path.join(sys.prefix, "Scripts")}:
+        for name in ("meridian", "meridian.exe"):
+            script = os.path.join(folder, name)
+            found += [(_real(script), "Meridian's console script"),
+                      (Path(os.path.normpath(script)), "Meridian's console script")]
+    return tuple(dict.fromkeys((path, name) for path, name in found
+                               if _installed_counts(path, root)))
+
+
+def _prefixes() -> list[Path]:
+    import sys
+
+    return [_real(p) for p in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                             sys.base_exec_prefix))]
+
+
+def _installed_counts(path: Path, root: Path) -> bool:
+    """Whether an installation location is protected for the project at ``root``: never
+    the root or a folder holding it (every write would be denied); inside the work tree
+    only within an interpreter's prefix (a project's own ``.venv``), not a source folder
+    on ``sys.path`` (an editable install, Meridian developed in this work tree)."""
+    if path == root or path in root.parents:
+        return False
+    if root not in path.parents:
+        return True
+    return any(prefix != root and root in prefix.parents
+               and (path == prefix or prefix in path.parents) for prefix in _prefixes())
+
+
+def _interpreters(root: Path) -> tuple[tuple[Path, str], ...]:
+    """The executables the hooks run (``$MERIDIAN_PYTHON``, the running interpreter, its
+    base), as named and resolved: replacing one, or removing or moving a folder that holds
+    it, makes every hook run whatever stands there."""
+    import sys
+
+    named = [sys.executable, getattr(sys, "_base_executable", ""),
+             os.environ.get("MERIDIAN_PYTHON", "")]
+    out: list[tuple[Path, str]] = []
+    for text in dict.fromkeys(n for n in named if n and os.path.isabs(n)):
+        for path in (Path(os.path.normpath(text)), _real(text)):
+            if _installed_counts(path, root):
+                out.append((path, f"the Python the hooks run ({text})"))
+    return tuple(dict.fromkeys(out))
 
 
 def _harness_settings(context: Located) -> tuple[bool, str | None, tuple[str, ...]]:
@@ -1038,8 +1112,9 @@ def _command(context: Located) -> str | None:
 
 BYPASS_REASONS = {
     "skip-hooks": ("would skip the git hooks that check your work. Run it without "
-                   "--no-verify / -n / core.hooksPath / GIT_CONFIG_* settings, and fix what the "
-                   "hook reports; if a hook is wrong, ask the user."),
+                   "--no-verify / -n / core.hooksPath / GIT_CONFIG_* / HOME / PYTHON* settings "
+                   "(and make commits with git commit, not plumbing), and fix what the hook "
+                   "reports; if a hook is wrong, ask the user."),
     "state-branch": ("would move, delete or force-push Meridian's state branch, the record of "
                      "every gate verdict. Only Meridian writes it (meridian sync shares it); "
                      "if it needs repair, ask the user."),
@@ -1064,10 +1139,21 @@ def _glob_hits(harness: Harness, context: Located, pattern: str) -> list[str]:
         return []
     absolute = os.path.normpath(os.path.join(context.cwd, os.path.expanduser(pattern)))
     if harness.fold:
-        return [name for path, name in harness.files()
+        hits = [name for path, name in harness.files()
                 if fnmatch.fnmatchcase(_fold(str(path)), _fold(absolute))]
-    return [name for path, name in harness.files()
-            if fnmatch.fnmatchcase(str(path), absolute)]
+    else:
+        hits = [name for path, name in harness.files()
+                if fnmatch.fnmatchcase(str(path), absolute)]
+    # Meridian's installation is not listed file by file: a glob under one of its folders
+    # (`> site-packages/z?.pth`, a new name there once run) or matching an interpreter
+    cut = min((absolute.index(c) for c in "*?[" if c in absolute), default=len(absolute))
+    folder = _real(absolute[:cut].rsplit("/", 1)[0] or "/")
+    for location, name in harness.installation():
+        where = harness.key(location)
+        if harness.key(folder) == where or where in harness.key(folder).parents \
+                or fnmatch.fnmatchcase(str(where), harness.key(Path(absolute)).as_posix()):
+            hits.append(f"{name} ({absolute})")
+    return hits
 
 
 def harness_hits(context: Located, harness: Harness, targets: Targets,
@@ -1086,7 +1172,7 @@ def harness_hits(context: Located, harness: Harness, targets: Targets,
             # the command names a harness location
             pattern, text = read_expansion_mark(text)
             if not any(_may_be_under(context, pattern, str(path))
-                       for path, _ in (*harness.locations, *harness.installed)):
+                       for path, _ in (*harness.locations, *harness.installation())):
                 continue
             globbed = []
         else:
@@ -1149,7 +1235,7 @@ def protect_harness(context: Located) -> Reply | None:
     if targets.archives:
         def held(folder: Path) -> list[str]:
             key = harness.key(folder)
-            return [name for location, name in (*harness.locations, *harness.installed)
+            return [name for location, name in (*harness.locations, *harness.installation())
                     if harness.key(location) == key or key in harness.key(location).parents]
 
         refusal = archive_refusal(context, targets, held, "part of the harness that checks "

@@ -4,10 +4,11 @@ Two files, because one is committed and one is not:
 
 - ``.claude/settings.json`` (committed, the team's) gets the hook entries, each in a
   group of its own, with a **portable** command: it runs the Meridian named by
-  ``$MERIDIAN_PYTHON`` (``python -P``: the work tree is never on ``sys.path``, so a
-  ``meridian/`` folder there cannot stand in for Meridian), else the ``meridian`` on
-  ``PATH`` (a console script: its own folder, not the work tree, is first on
-  ``sys.path``), else ``python3 -P -m meridian``. When none is there it says so in one
+  ``$MERIDIAN_PYTHON`` (``python -I``, isolated: the work tree is never on ``sys.path``,
+  so a ``meridian/`` folder there cannot stand in for Meridian, and no ``PYTHON*``
+  variable nor a ``.pth`` file in the user site runs code before it), else the
+  ``meridian`` on ``PATH`` (a console script: its own folder, not the work tree, is first
+  on ``sys.path``), else ``python3 -I -m meridian``. When none is there it says so in one
   line on stderr; for PreToolUse it then exits 2, so the tool call is blocked rather than
   let through unchecked, and it blocks as well when Meridian itself fails to start.
 - ``.claude/settings.local.json`` (this machine's; git-ignored through
@@ -69,10 +70,10 @@ def hook_command(event: str) -> str:
                + ("; the tool call is denied until then" if closed else ""))
     pick = (f": {HOOK_COMMAND_MARK} {event}; "  # names the hook in /hooks and marks it ours
             f'p="${{{PYTHON_VARIABLE}:-}}"; '
-            f'if [ -n "$p" ] && [ -x "$p" ]; then set -- "$p" -P -m meridian; '
+            f'if [ -n "$p" ] && [ -x "$p" ]; then set -- "$p" -I -m meridian; '
             'elif command -v meridian >/dev/null 2>&1; then set -- meridian; '
-            'elif python3 -P -c "import meridian" >/dev/null 2>&1; then '
-            'set -- python3 -P -m meridian; '
+            'elif python3 -I -c "import meridian" >/dev/null 2>&1; then '
+            'set -- python3 -I -m meridian; '
             f"else echo '{missing}' >&2; exit {2 if closed else 1}; fi; ")
     if not closed:
         # Exit 2 would block a stop (or erase a prompt); Meridian never means it for these

@@ -67,9 +67,36 @@ def stub_dir() -> Path:
     return resource_dir("hooks", "pre-commit")
 
 
+FLAGS_PLACEHOLDER = "@MERIDIAN_FLAGS@"
+# Isolated (-I: no PYTHON* variables, no user site, no script folder on sys.path): what
+# the git command's environment holds cannot run code before Meridian's in the hook.
+ISOLATED = "-I"
+# ... unless Meridian itself lives in the user site (`pip install --user`), which -I
+# leaves out: then -E -P (no PYTHON* variables, no work tree on sys.path).
+USER_SITE_FLAGS = "-E -P"
+
+
+def interpreter_flags(python: str | None = None) -> str:
+    """The flags the stubs run ``python`` with: ``-I`` unless the running Meridian (the one
+    ``python`` names) is installed in the user site."""
+    if python not in (None, sys.executable):
+        return ISOLATED
+    import site
+
+    import meridian
+
+    try:
+        user_site = Path(site.getusersitepackages()).resolve()
+        package = Path(meridian.__file__).resolve()
+    except (OSError, AttributeError, TypeError):
+        return ISOLATED
+    return USER_SITE_FLAGS if user_site in package.parents else ISOLATED
+
+
 def render_stub(hook: str, python: str | None = None) -> str:
     text = (stub_dir() / hook).read_text(encoding="utf-8")
-    return text.replace(PYTHON_PLACEHOLDER, shlex.quote(python or sys.executable))
+    return text.replace(PYTHON_PLACEHOLDER, shlex.quote(python or sys.executable)) \
+        .replace(FLAGS_PLACEHOLDER, interpreter_flags(python))
 
 
 def is_meridian_stub(path: Path) -> bool:
@@ -129,6 +156,39 @@ def install(repo: gitio.Repository, *, python: str | None = None) -> list[HookCh
         _write_executable(path, text)
         changes.append(HookChange(hook, str(path), "installed", kept))
     return changes
+
+
+def _stub_version(text: str) -> int:
+    import re
+
+    found = re.search(re.escape(MARKER) + r" v(\d+)", text[:4096])
+    return int(found.group(1)) if found else 0
+
+
+def refresh_stub(hook: str, where: str = ".") -> bool:
+    """Upgrade this repository's ``hook`` stub in place when it is Meridian's and older
+    than the one this Meridian ships (a v2 stub ran Python without ``-I``), keeping the
+    interpreter it names; True when rewritten. Run by the hook itself, so a machine whose
+    stubs were installed before the upgrade is fixed by its next commit or push; never
+    fails the hook."""
+    try:
+        repo = gitio.open_repo(where)
+        path = gitio.hooks_dir(repo) / hook
+        if not is_meridian_stub(path) or path.is_symlink():
+            return False
+        text = path.read_text(encoding="utf-8")
+        wanted_text = (stub_dir() / hook).read_text(encoding="utf-8")
+        if _stub_version(text) >= _stub_version(wanted_text):
+            return False
+        named = next((line.split("=", 1)[1] for line in text.splitlines()
+                      if line.startswith("MERIDIAN_PYTHON=")), None)
+        python = shlex.split(named)[0] if named and shlex.split(named) else None
+        _write_executable(path, render_stub(hook, python))
+    except Exception:  # noqa: BLE001 - an upgrade never stands in the hook's way
+        return False
+    print(f"meridian: upgraded {path} (stub v{_stub_version(text)} -> "
+          f"v{_stub_version(wanted_text)})", file=sys.stderr)
+    return True
 
 
 def uninstall(repo: gitio.Repository) -> list[HookChange]:

@@ -42,14 +42,14 @@ def render(python: str | None = None) -> str:
     """The entries: the framework-built environment, or the interpreter ``python``."""
     if python is None:
         requirement = f"{DISTRIBUTION}=={__version__}"
-        body = "".join(_hook(hook_id, stage, f"meridian hook {stage}", "python",
+        body = "".join(_hook(hook_id, stage, f"python -I -m meridian hook {stage}", "python",
                              f'        additional_dependencies: ["{requirement}"]\n')
                        for hook_id, stage in HOOKS)
         note = (f"# The framework installs {requirement} into its own environment, so no virtual\n"
                 "# environment needs to be active; keep the version in step with the project's.\n")
     else:
         interpreter = _check_interpreter(python)
-        body = "".join(_hook(hook_id, stage, f"{shlex.quote(interpreter)} -m meridian hook {stage}",
+        body = "".join(_hook(hook_id, stage, f"{shlex.quote(interpreter)} -I -m meridian hook {stage}",
                              "system") for hook_id, stage in HOOKS)
         note = (f"# Runs Meridian with {interpreter} (this machine only: the path is absolute).\n")
     return HEADER + note + "repos:\n  - repo: local\n    hooks:\n" + body

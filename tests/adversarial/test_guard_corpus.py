@@ -12,7 +12,9 @@ untouched (zero false denials).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +55,13 @@ HARNESS_FILE_TOOLS = [
     # Meridian's own installation: the package the hooks run, and a .pth file beside it
     tool("Edit", file_path="{meridian}/hooks/claude.py", old_string="deny", new_string="allow"),
     tool("Write", file_path="{purelib}/zz-evil.pth", content="import os\n"),
+    # the Python the hooks run: the interpreter (as named and resolved), its standard
+    # library (site.py runs at every start-up), the console script (rt3 F3)
+    tool("Write", file_path="{python}", content="#!/bin/sh\nexit 0\n"),
+    tool("Write", file_path="{python_real}", content="#!/bin/sh\nexit 0\n"),
+    tool("Edit", file_path="{stdlib}/site.py", old_string="def main", new_string="def x"),
+    tool("Write", file_path="{stdlib}/encodings/__init__.py", content="import os\n"),
+    tool("Write", file_path="{bindir}/meridian", content="#!/bin/sh\nexit 0\n"),
 ]
 LOCKED_FILE_TOOLS = [
     tool("Write", file_path="{root}/api/app.py", content="x = 1\n"),
@@ -83,6 +92,10 @@ OTHER_TOOLS = [
 ]
 HARNESS_BASH = [
     "echo x > .meridian/gates.yaml",
+    # the interpreter the hooks run, replaced (rt3 F3)
+    "rm {python} && printf '#!/bin/sh\\nexit 0\\n' > {python} && chmod +x {python}",
+    "ln -sf /bin/true {python}", "mv {python} /tmp/python.bak", "cp /bin/true {python_real}",
+    "echo 'import os' >> {stdlib}/site.py",
     "timeout 10 sh -c 'echo x > .meridian/gates.yaml'",
     "nice -n 19 rm .meridian/gates.yaml",
     "env -i PATH=/usr/bin rm -f .meridian/rules.yaml",
@@ -722,7 +735,10 @@ MUST_ALLOW: list[dict[str, Any]] = [bash(c) for c in ORDINARY_BASH] + [
 
 
 INSTALL = {"{meridian}": str(Path(meridian.__file__).resolve().parent),
-           "{purelib}": sysconfig.get_paths()["purelib"]}
+           "{purelib}": sysconfig.get_paths()["purelib"],
+           "{python_real}": os.path.realpath(sys.executable), "{python}": sys.executable,
+           "{stdlib}": os.path.dirname(os.__file__),
+           "{bindir}": os.path.dirname(sys.executable)}
 
 
 def _fill(value: Any, root: Path, home: Path) -> Any:

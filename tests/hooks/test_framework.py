@@ -69,7 +69,7 @@ def test_the_manifest_validates(tmp_path: Path) -> None:
     assert "- id: meridian-pre-commit" in text and "- id: meridian-pre-push" in text
     assert text.count("minimum_pre_commit_version: \"3.2.0\"") == 2  # the stage names
     broken = tmp_path / "manifest.yaml"
-    broken.write_text(text.replace("  entry: meridian hook pre-push\n", ""))
+    broken.write_text(text.replace("  entry: python -I -m meridian hook pre-push\n", ""))
     assert pre_commit(tmp_path, "validate-manifest", str(broken)).code == 1
 
 

@@ -32,9 +32,9 @@ def test_install_writes_marked_executable_stubs_with_this_python(
                                        f"installed {_hook(project, 'pre-push')}"]
     for name in ("pre-commit", "pre-push"):
         text = _hook(project, name).read_text()
-        assert text.startswith("#!/bin/sh\n# meridian-hook-stub v2: " + name)
+        assert text.startswith("#!/bin/sh\n# meridian-hook-stub v3: " + name)
         assert f"MERIDIAN_PYTHON={PYTHON}\n" in text
-        assert "\"$MERIDIAN_PYTHON\" -P -m meridian hook " + name in text
+        assert "\"$MERIDIAN_PYTHON\" -I -m meridian hook " + name in text
         assert _hook(project, name).stat().st_mode & stat.S_IXUSR
 
 
