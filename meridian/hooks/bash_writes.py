@@ -612,6 +612,14 @@ def _removed(name: str, args: list[str]) -> list[str]:
             for a in args):
         # `cp -l api/app.py x`: a hard (or symbolic) link, written through later
         return _move_sources(args)
+    if name == "link":  # `link FILE NEW`: FILE's inode under a second name
+        return _operands(args)[:2]
+    if name in ("mount", "bindfs") and (name == "bindfs" or any(
+            a in ("--bind", "--rbind", "-B", "-R", "--move", "-M") or "bind" in a
+            for a in args)):
+        # a bind mount shows a folder under a second name (a write there is a write to it)
+        # or hides what stands at the mount point
+        return _operands(args, _MOUNT_VALUES)
     if name == "ln":
         # a link to a harness file lets a later write through the link change it
         operands = _operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
@@ -624,6 +632,10 @@ def _removed(name: str, args: list[str]) -> list[str]:
         return sources + [os.path.normpath(os.path.join(base, s)) for s in relative
                           for base in (os.path.dirname(link) or ".", link)]
     return []
+
+
+_MOUNT_VALUES = frozenset({"-o", "--options", "-t", "--types", "-O", "--test-opts", "-L",
+                           "-U", "--source", "--target", "-N", "--namespace"})
 
 
 def _restored(verb: str, args: list[str], cwd: Path | None = None) -> list[str]:
@@ -919,6 +931,11 @@ def _command_targets(words: list[str], cwd: Path, *, removals: bool = False,
     name, args = os.path.basename(words[0]), words[1:]
     if work_tree and name == "git":
         args = [f"--work-tree={work_tree}", *args]
+    for word in assigned:  # `BASH_ENV=/tmp/x.sh bash -c true`: the shell runs x.sh first
+        key, _, value = word.partition("=")
+        if key in _STARTUP_FILES and value and unresolved is not None:
+            code = _script_text(value, cwd) if _knowable(value) else None
+            _once(unresolved, SCRIPT_MARK + code if code is not None else text or value)
     script_text = _inline_script(name, args, stdin, feed)
     if script_text is not None:
         if PLACEHOLDER.search(script_text) or "$" in script_text.split(" ", 1)[0]:
@@ -1038,6 +1055,15 @@ _COMMAND_VARIABLES = frozenset({"GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "GIT_
                                 "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND"})
 
 
+# Variables whose value is a command line some program runs: bash's PROMPT_COMMAND, a
+# pager or editor any program may start, less's input preprocessor
+_CODE_VARIABLES = frozenset({"PROMPT_COMMAND", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR",
+                             "VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER", "SUDO_ASKPASS",
+                             "PS0", "PS1", "PS4"})
+# Variables naming a file of shell code a non-interactive shell runs first
+_STARTUP_FILES = frozenset({"BASH_ENV", "ENV"})
+
+
 def _run_commands(name: str, args: list[str], assigned: list[str]) -> list[str]:
     """The command lines ``name ARGS`` runs through the shell, as far as the command line
     tells them: git's ``rebase -x``, ``bisect run``, ``difftool -x``, a ``-c`` setting or
@@ -1072,6 +1098,11 @@ def _run_commands(name: str, args: list[str], assigned: list[str]) -> list[str]:
                                  or len(arg) == 2 else arg[2:])
         if sub == "bisect" and rest[:1] == ["run"] and rest[1:]:
             found.append(shlex.join(rest[1:]))
+    # variables any program (a shell, a pager user) runs as a command line
+    for word in assigned:
+        key, _, value = word.partition("=")
+        if key in _CODE_VARIABLES and value:
+            found.append(value.lstrip("|-") if key.startswith("LESS") else value)
     if name in ("strace", "ltrace"):  # `strace -f CMD`: the command it traces
         index = 0
         while index < len(args) and args[index].startswith("-"):
@@ -1181,6 +1212,8 @@ def _inline_script(name: str, args: list[str], stdin: str | None, feed: Feed) ->
             return value
     if name == "eval":
         return " ".join(args)
+    if name == "trap":  # `trap 'CODE' EXIT`: code the shell runs later
+        return _trap_code(args)
     if name == "watch":  # `watch -n1 'CMD'`: its words joined, run by `sh -c`
         index = 0
         while index < len(args) and args[index].startswith("-"):
@@ -1307,6 +1340,13 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         return _written(args[1], args[2:], cwd, stdin, patch_feed)
     if name == "tee":
         return _operands(args)
+    if name == "link":  # coreutils `link FILE NEW`: a hard link, like `ln`
+        return _operands(args)[1:2]
+    if name == "mount":  # `mount --bind DIR ELSEWHERE`: what stands at ELSEWHERE changes
+        return _operands(args, _MOUNT_VALUES)[1:2]
+    if name == "history" and any(a.startswith("-") and set(a[1:]) & set("wa") for a in args):
+        # `history -w FILE` / `-a FILE`: the shell's history written over (or onto) FILE
+        return _operands(args)[:1]
     if name == "touch":
         return _operands(args, frozenset({"-d", "-t", "-r"}))
     if name in ("cp", "mv", "ln"):
@@ -2350,9 +2390,125 @@ def _may_change(archive: str, here: str, earlier: list[str], named: set[str]) ->
 VARIABLE = lazy_pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
+PARAMETER = lazy_pattern(r"\$\{([^{}$`\\]+)\}")
+_PARAMETER_NAME = lazy_pattern(r"(#?)([A-Za-z_][A-Za-z0-9_]*)(.*)", re.DOTALL)
+_CASE_OPS = (",,", "^^", "~~", ",", "^", "~")
+
+
+def _case(value: str, op: str, pattern: str) -> str:
+    """``${X,}``, ``${X^^PAT}``, ``${X~}`` ...: the case of the first (single operator) or
+    of every character matching ``pattern`` (any character when empty) changed."""
+    import fnmatch
+
+    def change(char: str) -> str:
+        if pattern and not fnmatch.fnmatchcase(char, pattern):
+            return char
+        return char.lower() if op[0] == "," else char.upper() if op[0] == "^" \
+            else char.swapcase()
+
+    if len(op) == 2:
+        return "".join(change(c) for c in value)
+    return change(value[:1]) + value[1:] if value else value
+
+
+def _strip_pattern(value: str, op: str, pattern: str) -> str:
+    """``${X#P}``, ``${X##P}``, ``${X%P}``, ``${X%%P}``."""
+    import fnmatch
+
+    ends = range(len(value) + 1)
+    if op in ("#", "##"):
+        cuts = [i for i in ends if fnmatch.fnmatchcase(value[:i], pattern)]
+        return value[(max(cuts) if op == "##" else min(cuts)):] if cuts else value
+    cuts = [i for i in ends if fnmatch.fnmatchcase(value[i:], pattern)]
+    return value[:(min(cuts) if op == "%%" else max(cuts))] if cuts else value
+
+
+def _replace_pattern(value: str, rest: str) -> str | None:
+    """``${X/P/R}``, ``${X//P/R}``, ``${X/#P/R}``, ``${X/%P/R}`` (longest match, as bash)."""
+    import fnmatch
+
+    every, anchor = rest.startswith("//"), rest[1:2] if rest[1:2] in ("#", "%") else ""
+    body = rest[2:] if every or anchor else rest[1:]
+    pattern, _, replacement = body.partition("/")
+    if not pattern:
+        return value
+    out, index = "", 0
+    while index <= len(value):
+        if anchor == "#" and index > 0:
+            break
+        ends = [j for j in range(len(value), index - 1, -1)
+                if (anchor != "%" or j == len(value))
+                and fnmatch.fnmatchcase(value[index:j], pattern)]
+        if ends and ends[0] > index:
+            out += replacement
+            index = ends[0]
+            if not every:
+                return out + value[index:]
+            continue
+        if index < len(value):
+            out += value[index]
+        index += 1
+    return out
+
+
+def _parameter(body: str, variables: dict[str, str]) -> str | None:
+    """The value of ``${BODY}`` when the variables the command set tell it exactly: the
+    default, alternative, case, substring, removal and replacement forms; None (the
+    expansion stays unknown) for an indirection, an unknown variable or a form not
+    read here."""
+    match = _PARAMETER_NAME.fullmatch(body)
+    if match is None:
+        return None  # `${!X}`, `${@}`, `${1}`...
+    length, name, rest = match.groups()
+    value = variables.get(name)
+    if value is None or "\x01" in value or "$" in value:
+        return None
+    if length:
+        return str(len(value)) if not rest else None
+    if not rest:
+        return value
+    for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+        if rest.startswith(op):
+            word = rest[len(op):]
+            if any(c in word for c in "$`*?[") and op not in ("?", ":?"):
+                return None
+            if op in (":-", ":="):
+                return value or word
+            if op == ":+":
+                return word if value else ""
+            return word if op == "+" else value
+    for op in _CASE_OPS:
+        if rest.startswith(op):
+            return _case(value, op, rest[len(op):])
+    if rest in ("@U", "@L", "@u"):
+        return value.upper() if rest == "@U" else value.lower() if rest == "@L" \
+            else value[:1].upper() + value[1:]
+    for op in ("##", "#", "%%", "%"):
+        if rest.startswith(op):
+            return _strip_pattern(value, op, rest[len(op):])
+    if rest.startswith("/"):
+        return _replace_pattern(value, rest)
+    if rest.startswith(":"):
+        parts = rest[1:].split(":")
+        try:
+            offset = int(parts[0].strip() or "0")
+            size = int(parts[1].strip()) if len(parts) > 1 else None
+        except ValueError:
+            return None
+        if len(parts) > 2:
+            return None
+        start = max(len(value) + offset, 0) if offset < 0 else offset
+        if size is None:
+            return value[start:]
+        return value[start:start + size] if size >= 0 else value[start:len(value) + size]
+    return None
+
+
 def _expand(token: str, variables: dict[str, str]) -> str:
     """``~/x``, ``$HOME/x``, ``${PWD}/x`` and variables the command set to a plain value
-    earlier (``D=.meridian; rm $D/gates.yaml``), as the shell expands them."""
+    earlier (``D=.meridian; rm $D/gates.yaml``), as the shell expands them, the
+    parameter forms (``${D,,}``, ``${X-api}``, ``${D/a/b}`` ...) included when they can be
+    told exactly; any other expansion stays in the word (it cannot be told)."""
     if token == "~" or token.startswith("~/"):
         token = variables["HOME"] + token[1:]
     elif token == "~+" or token.startswith("~+/"):
@@ -2361,20 +2517,90 @@ def _expand(token: str, variables: dict[str, str]) -> str:
         token = os.path.expanduser(token)  # ~user/x
     if "$" not in token:
         return token
-    return VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), token)
+    token = VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), token)
+    if "${" in token:
+        token = PARAMETER.sub(lambda m: _told(_parameter(m.group(1), variables), m.group(0)),
+                              token)
+    return token
+
+
+def _told(value: str | None, otherwise: str) -> str:
+    return otherwise if value is None else value
 
 
 def _knowable(path: str) -> bool:
     return bool(path) and path not in NOT_FILES and not any(c in path for c in "$`*?[{~")
 
 
-def _changed_dir(here: str | None, args: list[str]) -> str | None:
-    """Where ``cd ARGS`` run in ``here`` leads (relative to the start), None if unknown."""
+def _changed_dir(here: str | None, args: list[str], cwd: Path | None = None,
+                 made: list[str] | None = None, *, cdpath: bool = False) -> str | None:
+    """Where ``cd ARGS`` run in ``here`` leads (relative to the start), None if unknown. A
+    glob is expanded as the shell does (``cd .git/hoo*``: the one folder it matches; more
+    or none and the cd fails or goes who knows where: unknown); with ``cdpath`` (CDPATH
+    set) a bare relative name may lead anywhere."""
     operands = _operands(args)
-    if here is None or len(operands) != 1 or not _knowable(operands[0]):
-        return None  # "cd" (home), "cd -", "cd $DIR": somewhere that cannot be told
+    if here is None or len(operands) != 1:
+        return None  # "cd" (home), "cd A B": somewhere that cannot be told
     target = operands[0]
+    if target.startswith(("+", "-")) and target != "--":
+        return None  # `pushd +1`, `cd -`: the directory stack
+    if cwd is not None and any(c in target for c in "*?[") and "$" not in target \
+            and "`" not in target:
+        matches = [m for m in _expand_words(target, cwd, here, made or [])
+                   if not any(c in m for c in "*?[")
+                   and (os.path.isdir(cwd / here / m) or (made and m.rstrip("/") in made))]
+        if len(matches) != 1:
+            return None
+        target = matches[0]
+    if not _knowable(target):
+        return None  # "cd $DIR", "cd ~": somewhere that cannot be told
+    if cdpath and not os.path.isabs(target) and not target.startswith(("./", "../")) \
+            and target not in (".", ".."):
+        return None
     return target if os.path.isabs(target) else os.path.normpath(os.path.join(here, target))
+
+
+# Wrapper options that run the command in another directory: `env -C DIR`, `sudo -D DIR`
+_CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir"), "doas": ()}
+
+
+def _wrapper_chdirs(words: list[str]) -> list[str]:
+    """The directories wrappers in front of a command move it to, in order (``env -C
+    build make``: build; ``sudo -D /srv env --chdir=app cmd``: /srv, then app)."""
+    out: list[str] = []
+    index = 0
+    while index < len(words) and (ASSIGNMENT.match(words[index]) or words[index] in KEYWORDS):
+        index += 1
+    while index < len(words) and os.path.basename(words[index]) in WRAPPER_OPTIONS:
+        current = os.path.basename(words[index])
+        options, takes_value = _CHDIR_OPTIONS.get(current, ()), WRAPPER_OPTIONS[current]
+        index += 1
+        while index < len(words):
+            word = words[index]
+            if word == "--":
+                index += 1
+                break
+            value = None
+            for option in options:
+                if word == option:
+                    value = words[index + 1] if index + 1 < len(words) else ""
+                elif word.startswith(option + "=") and option.startswith("--"):
+                    value = word.split("=", 1)[1]
+                elif word.startswith(option) and not option.startswith("--") and len(word) > 2:
+                    value = word[2:]
+            if value is not None:
+                out.append(value)
+            if current == "env" and ASSIGNMENT.match(word):
+                index += 1
+                continue
+            if not word.startswith("-") or word == "-":
+                break
+            index += 2 if word in takes_value else 1
+        if current == "timeout" and index < len(words):
+            index += 1
+        if current in ("flock", "chroot", "taskset") and index < len(words):
+            index += 1
+    return out
 
 
 def written_files(command: str, cwd: Path, *, removals: bool = False,
@@ -2399,6 +2625,7 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
     named: set[str] = set()  # the file names the commands so far hold as words
     wrote: list[tuple[list[str], str]] = []  # each command's targets, and its source
     sources: dict[int, str] = {}  # id(command's words) -> what its output is made of
+    deferred: list[str] = []  # code run later: `trap CODE EXIT`
     for tokens in commands:
         if tokens is SUBSHELL_OPEN:
             outer.append(state.copy())
@@ -2415,6 +2642,10 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         name = command_words[0] if command_words else ""
         targets = redirected
         before = len(unresolved) if unresolved is not None else 0
+        for folder in _wrapper_chdirs(words):  # `env -C DIR CMD`: CMD runs in DIR
+            here = _changed_dir(here, ["--", folder], cwd, state.made, cdpath=state.cdpath)
+        if name == "trap" and _trap_code(command_words[1:]) is not None:
+            deferred.append(_trap_code(command_words[1:]) or "")
         if name not in CHANGE_DIR and name != "popd":
             targets = targets + _command_targets(
                 words, cwd / (here or "."), removals=removals, unresolved=unresolved,
@@ -2493,7 +2724,25 @@ def written_files(command: str, cwd: Path, *, removals: bool = False,
         state.after(name, command_words, [t for t in targets if not t.startswith("\0")])
         if os.path.basename(name) not in _NAMES_ONLY_READ:
             named.update(os.path.basename(w.rstrip("/")) for w in tokens)
+    for code in deferred:
+        # a trap's code runs when the shell exits: in the directory the line ends in
+        for path in written_files(code, cwd / (state.here or "."), removals=removals,
+                                  unresolved=unresolved):
+            _add_target(path, state.here, command, found, unresolved)
     return found
+
+
+def _once(found: list[str], item: str) -> None:
+    if item not in found:
+        found.append(item)
+
+
+def _trap_code(args: list[str]) -> str | None:
+    """The code ``trap CODE SIGNAL...`` runs later, or None (``trap -p``, ``trap - EXIT``)."""
+    operands = _operands([a for a in args if a not in ("-p", "-l", "-P")])
+    if len(operands) < 2 or operands[0] == "-":
+        return None
+    return operands[0]
 
 
 # Commands that read their file operands and print what is in them, never their names:
@@ -2690,6 +2939,8 @@ class _ShellState:
         self.made: list[str] = []
         self.plain = True  # no function, alias or PATH of its own: `git`, `pwd` are theirs
         self.namerefs = False  # a `declare -n` ran: an assignment may set another variable
+        # CDPATH set (in the hook's environment or by the line): `cd NAME` may go elsewhere
+        self.cdpath = bool(os.environ.get("CDPATH"))
 
     def substituted(self, text: str | None) -> str | None:
         """The output of a command substitution that only says where something is (``$(git
@@ -2714,7 +2965,7 @@ class _ShellState:
         other.here, other.allexport = self.here, self.allexport
         other.variables, other.exported = dict(self.variables), dict(self.exported)
         other.aliases, other.made = dict(self.aliases), list(self.made)
-        other.plain, other.namerefs = self.plain, self.namerefs
+        other.plain, other.namerefs, other.cdpath = self.plain, self.namerefs, self.cdpath
         return other
 
     def read(self, tokens: list[str]) -> list[str]:
@@ -2729,6 +2980,8 @@ class _ShellState:
         self.variables["PWD"] = str(self.cwd / self.here) if self.here is not None else "$PWD"
         tokens = [_expand(t, self.variables) for t in tokens]
         first = tokens[0] if tokens else ""
+        if any(t.startswith("CDPATH=") or t == "CDPATH" for t in tokens):
+            self.cdpath = True
         declaring = first in ("export", "declare", "typeset", "local", "readonly")
         if declaring and any(t.startswith("-") and not t.startswith("--") and "n" in t
                              for t in tokens[1:]):
@@ -2775,7 +3028,8 @@ class _ShellState:
 
     def after(self, name: str, words: list[str], targets: list[str]) -> None:
         if name in CHANGE_DIR:
-            self.here = _changed_dir(self.here, words[1:])
+            self.here = _changed_dir(self.here, words[1:], self.cwd, self.made,
+                                     cdpath=self.cdpath)
         elif name == "popd":
             self.here = None
         elif name == "mkdir":
@@ -3007,6 +3261,34 @@ def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
     return False
 
 
+# git commands that only read a stash commit (`git stash show -p stash@{0}`)
+_STASH_READERS = frozenset({"stash", "show", "log", "diff", "reflog", "rev-parse", "cat-file",
+                            "ls-tree", "shortlog", "range-diff", "whatchanged", "grep",
+                            "name-rev", "describe", "rev-list", "diff-tree", "blame"})
+
+
+def _commits_past_hooks(sub: str, args: list[str]) -> bool:
+    """Whether ``git SUB ARGS`` makes a commit git's pre-commit hook never sees, or puts one
+    on a branch: the plumbing that writes commit objects (``commit-tree``, ``fast-import``,
+    ``hash-object -t commit``), and a stash's commit (``git stash`` runs no hook) taken
+    onto a branch (``git cherry-pick stash@{0}``, ``git merge refs/stash``, ``git branch x
+    stash``). Ordinary merges, rebases and cherry-picks of commits that exist pass."""
+    if sub in ("commit-tree", "fast-import"):
+        return True
+    if sub == "hash-object":
+        for index, arg in enumerate(args):
+            value = args[index + 1] if arg in ("-t", "--type") and index + 1 < len(args) \
+                else arg[len("--type="):] if arg.startswith("--type=") \
+                else arg[2:] if arg.startswith("-t") and len(arg) > 2 else None
+            if value == "commit":
+                return True
+        return False
+    if sub in _STASH_READERS:
+        return False
+    return any("stash@{" in arg or arg in ("stash", "refs/stash") or arg.endswith(
+        (":stash", ":refs/stash", "=stash", "=refs/stash")) for arg in args)
+
+
 def _meridian_guarded(args: list[str]) -> str | None:
     """The kind of a ``meridian`` command line only a human may run, or None."""
     while len(args) >= 2 and args[0] == "-C":
@@ -3073,6 +3355,8 @@ def _nested_command(words: list[str]) -> str | None:
         return None
     if name == "eval":
         return " ".join(args) or None
+    if name == "trap":
+        return _trap_code(args)
     if name == "xargs":
         index = 0
         while index < len(args) and args[index].startswith("-"):
@@ -3228,6 +3512,8 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
         if sub == "commit" and _commit_skips_hooks(args):
             bypass = True
         if sub == "config" and _config_bypass(args):
+            bypass = True
+        if _commits_past_hooks(sub, args):
             bypass = True
         if bypass:
             found.append((" ".join(words), "skip-hooks"))

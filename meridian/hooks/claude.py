@@ -544,6 +544,89 @@ def _targets(context: Located, *, removals: bool = False) -> Targets:
                 written = _resolve_git_marks(context, written, found)
                 found.into += [w[:-1] for w in written if w.endswith("/") and len(w) > 1]
                 found.paths += [w for w in written if not (w.endswith("/") and len(w) > 1)]
+    if found.paths:
+        _add_hard_link_aliases(context, found)
+    return found
+
+
+def _add_hard_link_aliases(context: Located, found: Targets) -> None:
+    """Add to ``found.paths`` the other names of each target outside the project that is
+    a regular file with more than one hard link (``link api/app.py /tmp/x`` made earlier:
+    a write to /tmp/x is a write to api/app.py): the project's files and Meridian's
+    installation on the same device are searched for the same inode. One ``stat`` per
+    outside target; the search only runs for such a file."""
+    import stat as stat_module
+
+    extra: list[str] = []
+    for target in found.paths:
+        if target.startswith("\0"):
+            continue
+        path = _absolute(context, target)
+        if path == context.root or context.root in path.parents:
+            continue
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if info.st_nlink > 1 and stat_module.S_ISREG(info.st_mode):
+            extra += [str(alias) for alias in hard_link_aliases(context.root, info)
+                      if alias != path]
+    found.paths += [e for e in dict.fromkeys(extra) if e not in found.paths]
+
+
+HARD_LINK_WALK_LIMIT = 300_000
+
+
+def hard_link_aliases(root: Path, info: os.stat_result) -> list[Path]:
+    """The files with ``info``'s inode in the work tree at ``root`` (git's object store
+    left out) and Meridian's package, and among the single harness files outside it (the
+    user's settings, the interpreter files), searched only on ``info``'s device; at most
+    ``HARD_LINK_WALK_LIMIT`` entries are looked at. (The interpreter's whole standard
+    library and site folders are not walked: a link into them needs a link made from
+    them, which the Bash reader denies.)"""
+    import meridian
+
+    singles = [*(p for p, _ in _home_harness()), *(p for p, _ in _interpreters(root)),
+               *(p for p, name in _installed_harness(root) if "console script" in name)]
+    found: list[Path] = []
+    for single in dict.fromkeys(singles):
+        try:
+            other = os.stat(single)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+            found.append(single)
+    seen = 0
+    pending: list[Path] = []
+    for tree in dict.fromkeys((root, _real(Path(meridian.__file__).parent))):
+        try:
+            top = os.stat(tree)
+        except OSError:
+            continue
+        if top.st_dev == info.st_dev:
+            pending.append(tree)
+    visited: set[tuple[int, int]] = set()
+    while pending and seen < HARD_LINK_WALK_LIMIT:
+        folder = pending.pop()
+        try:
+            key = os.stat(folder)
+            if (key.st_dev, key.st_ino) in visited:
+                continue
+            visited.add((key.st_dev, key.st_ino))
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not (entry.name == "objects" and folder.name == ".git"):
+                        pending.append(Path(entry.path))
+                elif entry.inode() == info.st_ino \
+                        and entry.stat(follow_symlinks=False).st_dev == info.st_dev:
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
     return found
 
 
@@ -1175,6 +1258,9 @@ def harness_hits(context: Located, harness: Harness, targets: Targets,
                        for path, _ in (*harness.locations, *harness.installation())):
                 continue
             globbed = []
+            if (near := near_harness(harness, pattern, text)) is not None:
+                unreadable.append(near)
+                continue
         else:
             globbed = _glob_hits(harness, context, text)
         files += globbed
@@ -1311,10 +1397,46 @@ def _named_paths(context: Context, text: str) -> list[tuple[str, str]]:
                 continue
             folder = literal.rstrip("/")
             names = {folder, folder.rsplit("/", 1)[-1]} if "/" in literal else {folder}
-            if any(len(n) > 1 and re.search(BARE_START + re.escape(n) + BARE_END, text, flags)
-                   for n in names):
+            # a computed target: the folder's name as a word in any case or after any
+            # operator (`${X-api}`, `${D,,}` of API), or a glob matching it (`cd ap*`)
+            if any(len(n) > 1 and re.search(NEAR_START + re.escape(n) + BARE_END, text,
+                                            re.IGNORECASE) for n in names) \
+                    or any(fnmatch.fnmatch(n, part) for part in _glob_parts(text)
+                           for n in names):
                 out.append((gate.id, literal))
     return out
+
+
+def _glob_parts(text: str) -> list[str]:
+    """The path components with a glob in the words of ``text`` (``cd "$(ls -d ap*)"``:
+    ``ap*``)."""
+    return [part for word in GLOB_WORD.findall(text) for part in word.split("/")
+            if any(c in part for c in "*?[") and part.strip("*?") != ""]
+
+
+GLOB_WORD = lazy_pattern(r"[^\s'\"`;|&()<>=$]*[*?\[][^\s'\"`;|&()<>=$]*")
+NEAR_START = r"(?<![\w.])"
+# What a command whose target lies in a folder that cannot be told must not hold while
+# the target bears a harness file's name: a part of a harness folder's name, a glob
+NEAR_HARNESS = lazy_pattern(r"\.gi|\.me|\.cl|hook|cdpath|[*?\[]", re.IGNORECASE)
+
+
+def near_harness(harness: Harness, pattern: str, text: str) -> str | None:
+    """The harness file a computed target in an unknown folder (``cd "$(ls -d .git/h*)"
+    && echo x > pre-commit``: pattern UNKNOWN/pre-commit) may be, when ``text`` holds a
+    name near a harness folder's (``NEAR_HARNESS``); None otherwise."""
+    from meridian.hooks.bash_writes import UNKNOWN
+
+    if not pattern.startswith(UNKNOWN) or not NEAR_HARNESS.search(text):
+        return None
+    first = pattern[len(UNKNOWN):].lstrip("/").split("/", 1)[0]
+    if not first or UNKNOWN in first:
+        return None
+    key = _fold(first) if harness.fold else first
+    for path, name in harness.files():
+        if (_fold(path.name) if harness.fold else path.name) == key:
+            return name
+    return None
 
 
 # What may follow a folder's name used as a word: the end of a word (Windows drops
