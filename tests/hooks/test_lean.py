@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from meridian import lean
-from tests.adversarial.guard_support import bash, claude_env, hook, make_project, tool
+from tests.adversarial.guard_support import (bash, claude_env, hook, make_project,
+                                             settings_command, tool)
 
 # --- NamedTuple: the same class typing.NamedTuple builds ---------------------------------
 
@@ -195,8 +196,13 @@ def guarded(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _imports(root: Path, home: Path, fields: dict[str, object]) -> list[str]:
-    env = claude_env(root, home, extra={"PYTHONPROFILEIMPORTTIME": "1"})
-    outcome = hook(root, home, "PreToolUse", fields, env=env)
+    # the settings' command, with -X importtime (it runs Python isolated, -I, which
+    # ignores PYTHONPROFILEIMPORTTIME)
+    command = settings_command(root, "PreToolUse")
+    assert command.count('"$p" -I -m meridian') == 1, command
+    outcome = hook(root, home, "PreToolUse", fields, env=claude_env(root, home),
+                   command=command.replace('"$p" -I -m meridian',
+                                           '"$p" -I -X importtime -m meridian'))
     assert outcome.code == 0 and not outcome.denied, outcome
     modules = [line.rsplit("|", 1)[-1].strip() for line in outcome.err.splitlines()
                if line.startswith("import time:")]
