@@ -12,8 +12,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from meridian import yamlio
+from meridian.plainread import CONFIG_FILE
 
-CONFIG_PATH = Path(".meridian") / "config.yaml"
+CONFIG_PATH = Path(CONFIG_FILE)
 DEFAULT_BRANCH = "meridian/state"
 
 

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from meridian import gitio, layout
+from meridian import gitio, layout, plainread
 
 if TYPE_CHECKING:
     from meridian.ledger import Ledger
@@ -254,19 +254,7 @@ def scan_ids(ledger: Ledger, stream: str, at: gitio.Oid | None,
     return out
 
 
-def line_id(line: bytes) -> str | None:
-    """The id of a stored line, as JSON reads it (the last ``id`` key wins). Lines the
-    ledger wrote start with it and state it once: no parse. A line that could state it
-    again (an ``"id"`` key, or a ``\\u`` escape that can spell one, after the first) is
-    parsed, so a decoy first id never files a record under the wrong id."""
-    if line[:7] == b'{"id":"' and line[39:41] == b'",' \
-            and b'"id"' not in line[41:] and b"\\u" not in line[41:]:
-        return line[7:39].decode()
-    try:
-        value = json.loads(line).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+line_id = plainread.line_id  # one reader, shared with the plain re-check
 
 
 # --- the file -----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from meridian import plainread
 from meridian.errors import MeridianError
 
 if TYPE_CHECKING:
@@ -88,8 +89,7 @@ def register(kind: str) -> Callable[[B], B]:
     return wrap
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+canonical_json = plainread.canonical_json  # one definition, shared with the plain readers
 
 
 def now_ts() -> str:

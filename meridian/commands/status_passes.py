@@ -56,12 +56,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+from meridian.plainread import (
+    CONFIG_FILE,
+    SNAPSHOT_VERSION,
+    canonical_json,
+    line_id,
+    snapshot_aux_checksum,
+    snapshot_checksum,
+)
 from meridian.viewfile import sha256
 
-SNAPSHOT_VERSION = 2  # gates.snapshot.SNAPSHOT_VERSION
 SKEW_SECONDS = 300  # gates.evidence.SKEW_SECONDS
 PASSED = "gate.passed"
-CONFIG_FILE = ".meridian/config.yaml"  # meridian.config.CONFIG_PATH
 RECORD_FIELDS = frozenset({"id", "ts", "kind", "writer", "data"})
 _SAFE = re.compile(r"[A-Za-z0-9._-]+")
 HEX = re.compile(r"[0-9a-f]{40}")
@@ -87,19 +93,12 @@ class _No(Exception):
     """Something the fast path cannot show holds: derive in full."""
 
 
-def canonical_json(value: Any) -> str:  # meridian.records.canonical_json
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def _snapshot_checksums(cached: dict[str, Any]) -> tuple[str, str]:
-    """(checksum, aux_checksum) as ``gates.snapshot`` computes them (a test holds them
-    equal)."""
-    body = json.dumps({"version": SNAPSHOT_VERSION, "tip": cached["tip"],
-                       "last_ts": cached["last_ts"], "fields": cached["fields"],
-                       "folds": cached["folds"]}, sort_keys=True, separators=(",", ":"))
-    aux = json.dumps({"tip": cached["tip"], "aux": cached["aux"]}, sort_keys=True,
-                     separators=(",", ":"))
-    return sha256(body.encode()).hexdigest(), sha256(aux.encode()).hexdigest()
+    """(checksum, aux_checksum) as ``gates.snapshot`` computes them (the same functions,
+    ``plainread``)."""
+    return (snapshot_checksum(cached["tip"], cached["last_ts"], cached["fields"],
+                              cached["folds"]),
+            snapshot_aux_checksum(cached["tip"], cached["aux"]))
 
 
 def snapshot_path(common: Path, branch: str) -> Path:
@@ -408,15 +407,7 @@ class _Batch:
         return True
 
 
-def _line_id(line: bytes) -> str | None:  # idindex.line_id (a test holds them equal)
-    if line[:7] == b'{"id":"' and line[39:41] == b'",' \
-            and b'"id"' not in line[41:] and b"\\u" not in line[41:]:
-        return line[7:39].decode()
-    try:
-        value = json.loads(line).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+_line_id = line_id  # idindex.line_id (the same function, ``plainread``)
 
 
 # --- the checks -----------------------------------------------------------------------
@@ -506,7 +497,7 @@ def _recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
     # ``gates.snapshot._below_floor``: a counted pass below its gate's threshold now makes
     # the full path fold from the root again.
     for gate, low in snapshot["aux"]["floors"].items():
-        threshold = defined.threshold(gate) if gate in defined.graph.specs else None
+        threshold = defined.threshold(gate) if gate in defined else None
         if threshold is not None and not (isinstance(low, int | float) and low >= threshold):
             raise _No(f"{gate}: a pass below the gate's threshold")
     listing = _Listing(root, gitdir, common)
@@ -525,36 +516,54 @@ def _recheck(root: Path, gitdir: Path, common: Path, body: dict[str, Any],
 
 
 class _Definition:
-    """The config, gate graph and definitions now, loaded from the files by the full
-    path's own loaders (``config.load_config``, ``gates.graph.load_graph``,
-    ``gates.definition``): nothing about them is taken from the view or from the branch
-    (a forged pass's evidence can record any definition, and a view any branch). A
-    config or graph the full path would refuse raises: derive in full (it prints the
+    """The config, gate graph and definitions now, read from the files: nothing about
+    them is taken from the view or from the branch (a forged pass's evidence can record
+    any definition, and a view any branch). Read first without pydantic
+    (``gates.plain_definition``: the same YAML code, the models' rules mirrored, unsure
+    of anything not plainly valid), else with the full path's own loaders
+    (``config.load_config``, ``gates.graph.load_graph``, ``gates.definition``). A
+    config or graph the full path refuses raises: derive in full (it prints the
     error)."""
 
     def __init__(self, root: Path, facts: dict[str, Any]) -> None:
+        from meridian.gates.plain_definition import PlainDefinition, Unsure
+
+        self.plain: PlainDefinition | None = None
+        self.graph: Any = None
+        try:
+            self.plain = PlainDefinition(root)
+            derived = self.plain.facts
+        except Unsure:
+            derived = self._full(root)
+        # What status.run derives its facts from (the branch above all: a view naming
+        # another branch would show that branch's passes).
+        if derived != facts:
+            raise _No("the view's facts are not what the config gives")
+
+    def _full(self, root: Path) -> dict[str, Any]:
         from meridian.config import load_config
         from meridian.gates.graph import load_graph
 
         try:
             config = load_config(root)
-            # What status.run derives its facts from (the branch above all: a view naming
-            # another branch would show that branch's passes).
-            derived = {"branch": config.branch, "remote": config.remote,
-                       "gates_path": config.paths.gates, "rules_path": config.paths.rules,
-                       "features_path": config.paths.features}
-            if derived != facts:
-                raise _No("the view's facts are not what the config gives")
             self.graph = load_graph(root, config)
-        except _No:
-            raise
         except Exception:  # noqa: BLE001 - ConfigError and the like: the full path says it
             raise _No("the config or the gate graph does not load") from None
+        return {"branch": config.branch, "remote": config.remote,
+                "gates_path": config.paths.gates, "rules_path": config.paths.rules,
+                "features_path": config.paths.features}
+
+    def __contains__(self, gate: object) -> bool:
+        return gate in (self.plain.definitions if self.plain is not None
+                        else self.graph.specs)
 
     def definition(self, gate: str) -> dict[str, Any]:
+        if self.plain is not None:
+            return self.plain.definition(gate)
         from meridian.gates.definition import definition
 
-        return definition(self.graph, gate)
+        result: dict[str, Any] = definition(self.graph, gate)
+        return result
 
     def threshold(self, gate: str) -> float | None:
         """``evidence._current_threshold``."""
@@ -562,6 +571,8 @@ class _Definition:
         return float(threshold) if isinstance(threshold, int | float) else None
 
     def order(self) -> list[list[Any]]:
+        if self.plain is not None:
+            return self.plain.order()
         return [[spec.id, list(spec.needs)] for spec in self.graph.ordered()]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -21,7 +21,8 @@ from pydantic_core import PydanticCustomError
 from meridian import yamlio
 from meridian.config import Config, load_config
 from meridian.errors import ConfigError, MeridianError
-from meridian.gates import globs
+from meridian.gates import globs, graph_rules
+from meridian.gates.graph_rules import junit_problem
 
 if TYPE_CHECKING:  # meridian.features is imported only when a gate requires features
     from meridian.features import Feature
@@ -395,15 +396,6 @@ def _check_feature_requirement(located: yamlio.Located, index: int, spec: GateSp
         raise located.error((*where, "junit"), f"'{junit}': {problem}")
 
 
-def junit_problem(path: str) -> str | None:
-    """Why ``path`` cannot be where a gate's JUnit report is written, or None."""
-    if path.startswith("/") or "\\" in path or ".." in path.split("/"):
-        return "expected a '/'-separated path inside the repository, relative to its root"
-    if PurePosixPath(path).as_posix() != path or path.endswith("/"):
-        return f"write it as {PurePosixPath(path).as_posix()!r} (a file, no './' or '//')"
-    return None
-
-
 def _required_features(located: yamlio.Located, gates: list[GateSpec],
                        features_path: Path | None) -> dict[str, Feature]:
     """The definitions of the features gates require; an unknown id is a located error."""
@@ -426,44 +418,12 @@ def _required_features(located: yamlio.Located, gates: list[GateSpec],
 
 def find_cycle(specs: dict[str, GateSpec]) -> list[str] | None:
     """The first cycle found (declaration order), as a closed path [a, b, ..., a]."""
-    done: set[str] = set()
-
-    def visit(node: str, path: list[str]) -> list[str] | None:
-        if node in path:
-            return path[path.index(node):] + [node]
-        if node in done:
-            return None
-        path.append(node)
-        for need in specs[node].needs:
-            found = visit(need, path)
-            if found:
-                return found
-        path.pop()
-        done.add(node)
-        return None
-
-    for gate_id in specs:
-        found = visit(gate_id, [])
-        if found:
-            # Print it in the direction work flows (a gate, then what needs it),
-            # starting from the gate declared first.
-            nodes = list(reversed(found))[:-1]
-            declared = list(specs)
-            start = min(range(len(nodes)), key=lambda i: declared.index(nodes[i]))
-            nodes = nodes[start:] + nodes[:start]
-            return nodes + [nodes[0]]
-    return None
+    return graph_rules.find_cycle({gate_id: spec.needs for gate_id, spec in specs.items()})
 
 
 def dependency_order(specs: dict[str, GateSpec]) -> list[str]:
     """Every gate after all of its needs; among ready gates, declaration order."""
-    placed: list[str] = []
-    remaining = list(specs)
-    while remaining:
-        ready = next(g for g in remaining if all(n in placed for n in specs[g].needs))
-        placed.append(ready)
-        remaining.remove(ready)
-    return placed
+    return graph_rules.dependency_order({gate_id: spec.needs for gate_id, spec in specs.items()})
 
 
 def schema_json() -> str:

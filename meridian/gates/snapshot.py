@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meridian import gitio
+from meridian.plainread import SNAPSHOT_VERSION, snapshot_aux_checksum, snapshot_checksum
 
 if TYPE_CHECKING:
     from meridian.gates.graph import Graph
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
     from meridian.ledger import Ledger
     from meridian.records import Record
 
-SNAPSHOT_VERSION = 2
 PASSED, APPROVED = "gate.passed", "gate.approved"
 HARNESS_KIND = "harness.changed"  # meridian.harness.KIND (not imported: it loads config)
 HARNESS_RECENT = 3  # harness changes kept newest first (what status shows)
@@ -149,17 +149,8 @@ def _ids_path(path: Path) -> Path:
     return path.with_suffix(".ids")
 
 
-def _checksum(tip: str, last_ts: str | None, fields: list[str],
-              folds: dict[str, dict[str, Any]]) -> str:
-    body = json.dumps({"version": SNAPSHOT_VERSION, "tip": tip, "last_ts": last_ts,
-                       "fields": fields, "folds": folds},
-                      sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode()).hexdigest()
-
-
-def _aux_checksum(tip: str, aux: dict[str, Any]) -> str:
-    body = json.dumps({"tip": tip, "aux": aux}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode()).hexdigest()
+_checksum = snapshot_checksum  # shared with the plain re-check (``status_passes``)
+_aux_checksum = snapshot_aux_checksum
 
 
 def _id_hash(rid: str) -> int:
