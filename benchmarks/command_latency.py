@@ -35,6 +35,10 @@ time:
 CPU time counts the shell and the Python process.
 
     python benchmarks/command_latency.py [--events 0,100000] [--rounds 12] [--before DIR]
+                                         [--only "status, passed"]
+
+``--only NAME`` builds and times only the contenders whose name starts with NAME (and
+the python floor): ``--only "status, passed" --before DIR`` is the A/B of that row.
 
 Targets (issue #17): PreToolUse allow <= 60 ms and deny <= 100 ms; status <= 200 ms
 at 100k events. Judged on CPU time (on a quiet machine the wall time an agent waits
@@ -129,7 +133,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=12, help="runs per contender")
     parser.add_argument("--before", type=Path, default=None,
                         help="another Meridian's source tree: its `status, passed` too")
+    parser.add_argument("--only", default=None,
+                        help="only the contenders whose name starts with this")
     args = parser.parse_args()
+
+    def wanted(name: str) -> bool:
+        return args.only is None or name.startswith(args.only)
+
     sizes = [int(s) for s in args.events.split(",")]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,30 +148,40 @@ def main() -> int:
         contenders = {"python floor": _bench.Contender(lambda: subprocess.run(
             f"{shlex.quote(sys.executable)} -c pass", shell=True, check=True))}
         for size in sizes:
-            root = _bench.make_project(Path(tmp) / f"p{size}", size, claude=True)
-            contenders[f"PreToolUse allow @{size:,}"] = pre_tool_use(root, "src/module.py", False)
-            contenders[f"PreToolUse deny @{size:,}"] = pre_tool_use(root, "docs/guide.md", True)
-            alone = _bench.make_project(Path(tmp) / f"s{size}", size)
-            contenders[f"status @{size:,}"] = status(alone)
-            contenders[f"status, new event @{size:,}"] = status_after_event(
-                _bench.make_project(Path(tmp) / f"e{size}", size))
-            contenders[f"status, new block @{size:,}"] = status_after_event(
-                _bench.make_project(Path(tmp) / f"b{size}", size), block=True)
-            passed = _bench.make_project(Path(tmp) / f"d{size}", size)
-            _bench.quiet_meridian(passed, "gate", "submit", "core")
-            contenders[f"status, passed @{size:,}"] = status(passed)
-            moved = _bench.make_project(Path(tmp) / f"m{size}", size)
-            _bench.quiet_meridian(moved, "gate", "submit", "core")
-            contenders[f"status, passed, new event @{size:,}"] = status_after_event(moved)
+            if wanted("PreToolUse") or wanted("why") or wanted("owners"):
+                root = _bench.make_project(Path(tmp) / f"p{size}", size, claude=True)
+                contenders[f"PreToolUse allow @{size:,}"] = pre_tool_use(root, "src/module.py",
+                                                                         False)
+                contenders[f"PreToolUse deny @{size:,}"] = pre_tool_use(root, "docs/guide.md",
+                                                                        True)
+                contenders[f"why @{size:,}"] = command(root, "why", "core")
+                # docs/guide.md belongs to the locked gate docs: refused, exit 2
+                contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
+                                                          "docs/guide.md", codes=(2,))
+            if wanted(f"status @{size:,}"):
+                contenders[f"status @{size:,}"] = status(
+                    _bench.make_project(Path(tmp) / f"s{size}", size))
+            if wanted("status, new event"):
+                contenders[f"status, new event @{size:,}"] = status_after_event(
+                    _bench.make_project(Path(tmp) / f"e{size}", size))
+            if wanted("status, new block"):
+                contenders[f"status, new block @{size:,}"] = status_after_event(
+                    _bench.make_project(Path(tmp) / f"b{size}", size), block=True)
+            if wanted("status, passed @"):
+                passed = _bench.make_project(Path(tmp) / f"d{size}", size)
+                _bench.quiet_meridian(passed, "gate", "submit", "core")
+                contenders[f"status, passed @{size:,}"] = status(passed)
+            if wanted("status, passed, new event"):
+                moved = _bench.make_project(Path(tmp) / f"m{size}", size)
+                _bench.quiet_meridian(moved, "gate", "submit", "core")
+                contenders[f"status, passed, new event @{size:,}"] = status_after_event(moved)
             if args.before is not None:
                 other = _bench.make_project(Path(tmp) / f"o{size}", size)
                 _bench.quiet_meridian(other, "gate", "submit", "core")
                 contenders[f"status, passed (before) @{size:,}"] = command(
                     other, "status", code=args.before.resolve())
-            contenders[f"why @{size:,}"] = command(root, "why", "core")
-            # docs/guide.md belongs to the locked gate docs: refused, exit 2
-            contenders[f"owners @{size:,}"] = command(root, "owners", "src/module.py",
-                                                      "docs/guide.md", codes=(2,))
+        contenders = {name: c for name, c in contenders.items()
+                      if name == "python floor" or wanted(name) or "(before)" in name}
         print(f"projects with {', '.join(f'{s:,}' for s in sizes)} events built")
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1)
         _bench.table(f"fresh-process commands ({args.rounds} rounds, interleaved)", timings,
@@ -173,14 +193,15 @@ def main() -> int:
                 print(f"  status, passed @{size:,}: this code / before, CPU "
                       f"{_bench.ratio_text(after, before)}, wall "
                       f"{_bench.ratio_text(after, before, 'wall')}")
-        for size in sizes:
-            for name, budget in (("PreToolUse allow", 60.0), ("PreToolUse deny", 100.0)):
-                ok &= _judge(f"{name} @{size:,}", timings[f"{name} @{size:,}"], budget)
+        judged = [(f"{name} @{size:,}", budget) for size in sizes
+                  for name, budget in (("PreToolUse allow", 60.0), ("PreToolUse deny", 100.0))]
         largest = max(sizes)
-        ok &= _judge(f"status @{largest:,}", timings[f"status @{largest:,}"], 200.0)
-        for name in ("status, new event", "status, new block", "status, passed",
-                     "status, passed, new event"):
-            ok &= _judge(f"{name} @{largest:,}", timings[f"{name} @{largest:,}"], 200.0)
+        judged += [(f"{name} @{largest:,}", 200.0)
+                   for name in ("status", "status, new event", "status, new block",
+                                "status, passed", "status, passed, new event")]
+        for name, budget in judged:
+            if name in timings:
+                ok &= _judge(name, timings[name], budget)
     return 0 if ok else 1
 
 

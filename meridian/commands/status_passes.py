@@ -27,9 +27,12 @@ holds now, read from the branch, the work tree and the files (never from the vie
    commit added, which Meridian's rule accepts (``gates/pass_rule.py``: plain Python,
    held to the pydantic models by a differential test; not sure is not accepted).
 3. **The definition is the one the verdict was decided under, now.** The config and
-   the gate graph are loaded from the files with the full path's own loaders (yaml and
-   pydantic, as ``status`` derives them; a file they refuse is derived in full, which
-   prints the error), never taken from the view or the branch: the view's facts (the
+   the gate graph are read from the files, never taken from the view or the branch:
+   without pydantic by ``gates/plain_definition.py`` (the full path's YAML code,
+   ``yamlparse``; the models' rules and ``parse_graph``'s checks mirrored, held to
+   them by a differential test; anything the models might coerce or decide otherwise
+   is "unsure"), else with the full path's own loaders (as ``status`` derives them; a
+   file they refuse is derived in full, which prints the error): the view's facts (the
    state branch above all) must be what the config gives, the gate's definition now
    (``gates/definition.py``) must hash to the verdict's ``spec_hash``, every counted
    pass must be at or above its gate's threshold now (``snapshot._below_floor``), the

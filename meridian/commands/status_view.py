@@ -29,7 +29,8 @@ A pass is held only as a plain ``passed`` gate, and checked again on every run
 its verdict, on the definition it was decided under and on the work tree (its
 artifacts, hashed), none of which is in the key. So the fast path re-reads the
 snapshot's fold, the pass's commit, event, verdict and evidence on the branch (git
-itself, no pygit2), the config and gate graph (loaded as the full path loads them: the
+itself, no pygit2), the config and gate graph (read from the files, without pydantic
+when ``gates/plain_definition`` is sure of them, else by the full path's loaders: the
 branch and the definition are never the view's) and the work tree each time, and the full
 path writes no view when a gate is stale, awaiting approval or approved, or when a
 pass cannot be checked that way (a view that shows one, hand-made, is refused: the

@@ -230,8 +230,8 @@ def _read(path: Path) -> Any:
         if not present(path):
             return None
         return load(path).data
-    except ConfigError:
-        raise Unsure("a file the full path refuses") from None
+    except (ConfigError, OSError, ValueError):  # ValueError: a NUL in the path, say
+        raise Unsure("a file the full path refuses, or may") from None
 
 
 def config(root: Path) -> dict[str, Any]:

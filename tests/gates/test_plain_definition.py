@@ -183,7 +183,7 @@ def _features(rng: random.Random) -> dict[str, Any] | None:
 
 ODD_VALUES: list[Any] = [None, True, False, 0, 1, -1, 1.0, 7, 7.5, 11, -0.5, 2 ** 63,
                          10 ** 400, float("nan"), float("inf"), float("-inf"), "", "7", "7.0",
-                         "true", "yes", "on", "auto", "model", "\ud800", "ü", " ", "a\n",
+                         "true", "yes", "on", "auto", "model", "\ud800", "ü", " ", "a\n", "a\0",
                          [], ["x"], [1], {}, {"x": 1}, {"run": "x"}]
 
 
