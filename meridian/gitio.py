@@ -1492,6 +1492,14 @@ def is_ignored(repo: Repository, path: str) -> bool:
     return bool(repo.path_is_ignored(path))
 
 
+def index_paths(repo: Repository) -> list[str]:
+    """The paths the index tracks (every stage, in the index's order), read from the file
+    now. The index is the repository's own (libgit2 does not read ``GIT_INDEX_FILE``)."""
+    index = repo.index
+    index.read(False)  # again when the file changed since libgit2 loaded it
+    return [entry.path for entry in index]
+
+
 def tree_of_files(repo: Repository, files: Mapping[str, bytes]) -> str:
     """The id of a git tree holding exactly ``files`` ('/'-separated path -> content).
 

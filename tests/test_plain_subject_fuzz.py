@@ -110,3 +110,84 @@ def test_the_plain_listing_is_git_s_and_libgit2_s(tmp_path: Path,
     # and many of those have rules with multi-byte characters and byte order marks.
     assert answered > CASES * 2 // 3
     assert multibyte_rules > CASES // 3
+
+
+def _paths(root: Path) -> list[str]:
+    out = []
+    for current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        out += [os.path.relpath(os.path.join(current, n), root) for n in (*dirs, *files)]
+    return sorted(out)
+
+
+def _git_tracked_or_kept(root: Path, env: dict[str, str]) -> list[str]:
+    """What git holds or would add: the index's paths and the untracked files its
+    ignore rules keep (``git ls-files --cached --others --exclude-standard``)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+                          "-z"], cwd=root, env=env, capture_output=True, check=True).stdout
+    return sorted({name.decode("utf-8") for name in out.split(b"\0") if name})
+
+
+def test_tracked_ignored_files_and_symlinks_are_listed_as_git_holds_them(
+        tmp_path: Path, quiet_home: dict[str, str]) -> None:
+    """Files tracked in the index under an ignore rule (``git add -f``, or a rule written
+    after the commit) are listed whatever the rules say, untracked ones only when no rule
+    ignores them; a symlink (to a file, a directory, outside the tree, nowhere) is a file
+    as git stores it, never walked into. The plain listing, libgit2's and git's agree."""
+    answered = tracked_ignored = links = 0
+    outside = tmp_path / "outside"
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "pkg" / "mod.py").write_text("x = 1\n")
+    for seed in range(CASES):
+        rng = random.Random(10_000 + seed)
+        root = tmp_path / f"t{seed}"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True, env=quiet_home)
+        _build(root, rng)
+        existing = _paths(root)
+        for _ in range(rng.randint(0, 3)):
+            base = root / rng.choice(["", *(p for p in existing if (root / p).is_dir())])
+            name = base / ("ln-" + rng.choice(NAMES))
+            if name.exists() or name.is_symlink():
+                continue
+            target = rng.choice([*(os.path.relpath(root / p, base) for p in existing),
+                                 str(outside / "pkg"), str(outside / "nowhere")])
+            os.symlink(target, name)
+        everything = _paths(root)
+        # some paths tracked before any rule exists (or added with -f afterwards)
+        chosen = [p for p in everything if rng.random() < 0.35
+                  and ((root / p).is_symlink() or (root / p).is_file())]
+        if chosen:
+            subprocess.run(["git", "add", "-f", "--", *chosen], cwd=root, check=True,
+                           env=quiet_home, capture_output=True)
+        dirs = [root] + [root / p for p in everything
+                         if (root / p).is_dir() and not (root / p).is_symlink()]
+        rules: dict[str, str] = {}
+        for directory in rng.sample(dirs, min(len(dirs), rng.randint(1, 3))):
+            text = _ignore_text(rng)
+            (directory / ".gitignore").write_text(text, encoding="utf-8")
+            rules[str(directory.relative_to(root))] = text
+        if rng.random() < 0.4:
+            text = _ignore_text(rng)
+            (root / ".git" / "info" / "exclude").write_text(text, encoding="utf-8")
+            rules[".git/info/exclude"] = text
+        plain = plain_subject.worktree_files(root, root / ".git", root / ".git")
+        if plain is None:
+            continue
+        answered += 1
+        git = _git_tracked_or_kept(root, quiet_home)
+        libgit2 = globs.worktree_files(pygit2.Repository(str(root)), root)
+        assert plain == git == libgit2, (seed, rules, chosen, sorted(set(plain) ^ set(git)),
+                                         sorted(set(plain) ^ set(libgit2)))
+        ignored = set(_git_ignored(root, quiet_home))
+        tracked_ignored += any(p in ignored for p in chosen)
+        links += any((root / p).is_symlink() for p in plain)
+    assert answered > CASES * 2 // 3
+    assert tracked_ignored > CASES // 10 and links > CASES // 4, (tracked_ignored, links)
+
+
+def _git_ignored(root: Path, env: dict[str, str]) -> list[str]:
+    """The tracked paths git's rules would ignore (``ls-files -ci --exclude-standard``)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--ignored", "--exclude-standard",
+                          "-z"], cwd=root, env=env, capture_output=True, check=True).stdout
+    return sorted(name.decode("utf-8") for name in out.split(b"\0") if name)

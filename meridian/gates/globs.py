@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -115,23 +116,94 @@ def matches_any(patterns: Iterable[str], path: str) -> bool:
 
 
 def worktree_files(repo: gitio.Repository, root: Path) -> list[str]:
-    """Every file of the work tree that git does not ignore ('/'-separated, sorted).
+    """Every file of the work tree that git tracks or does not ignore ('/'-separated,
+    sorted): what a commit holds or ``git add -A`` would add.
 
     Untracked files count: an agent's uncommitted work is still the work being judged.
-    ``.git`` and ignored directories are pruned, so a large ``node_modules`` costs nothing.
+    A tracked file counts whatever the ignore rules say (git ignores them for a tracked
+    file: ``git add -f src/extra.py`` under a ``.gitignore`` rule ships it all the same).
+    A symlink is a file, as git stores it (its target path, never followed): one to a
+    directory is not walked into. ``.git`` and ignored directories are pruned, so a large
+    ``node_modules`` costs nothing; the index then names the tracked files below them.
     """
     from meridian import gitio
 
+    found, pruned = walk(root, lambda path, is_dir: gitio.is_ignored(
+        repo, path + "/" if is_dir else path))
+    if not pruned:
+        return found
+    return with_tracked(root, found, gitio.index_paths(repo))
+
+
+def walk(root: Path, ignored: Callable[[str, bool], bool]) -> tuple[list[str], bool]:
+    """The files of the work tree that ``ignored(path, is_dir)`` keeps (sorted), and
+    whether it ignored any path (then a tracked file may lie among them).
+
+    A file is a regular file or a symlink (to anything: a file, a directory, nothing);
+    a symlink to a directory is asked as a path with no trailing '/' (libgit2 then
+    stats it: the plain reader is unsure where that differs)."""
     found: list[str] = []
+    pruned = False
     for current, dirs, files in os.walk(root):
         rel_dir = os.path.relpath(current, root)
         prefix = "" if rel_dir == "." else normalise(rel_dir) + "/"
-        dirs[:] = sorted(
-            d for d in dirs
-            if d != ".git" and not gitio.is_ignored(repo, prefix + d + "/")
-        )
+        kept = []
+        for d in dirs:
+            if d == ".git":
+                continue
+            if os.path.islink(os.path.join(current, d)):
+                files.append(d)  # listed as the link git stores, never walked into
+            elif ignored(prefix + d, True):
+                pruned = True
+            else:
+                kept.append(d)
+        dirs[:] = sorted(kept)
         for name in files:
             rel = prefix + name
-            if not gitio.is_ignored(repo, rel) and os.path.isfile(os.path.join(current, name)):
+            full = os.path.join(current, name)
+            if not (os.path.islink(full) or os.path.isfile(full)):
+                continue
+            if ignored(rel, False):
+                pruned = True
+            else:
                 found.append(rel)
-    return sorted(found)
+    return sorted(found), pruned
+
+
+def with_tracked(root: Path, found: list[str], tracked: Iterable[str]) -> list[str]:
+    """``found`` and the ``tracked`` paths (the index's) that are a file of the work tree
+    now (a regular file or a symlink, reached through real directories only, as git
+    reaches them): a tracked file ignored by a rule is still an artifact."""
+    listed = set(found)
+    extra = []
+    real_dirs: dict[str, bool] = {}
+
+    def real_dir(directory: str) -> bool:
+        if directory not in real_dirs:
+            parent, _, name = directory.rpartition("/")
+            try:
+                mode = os.lstat(os.path.join(root, directory)).st_mode
+            except (OSError, ValueError):
+                real_dirs[directory] = False
+            else:
+                real_dirs[directory] = stat.S_ISDIR(mode) and name != ".git" and \
+                    (not parent or real_dir(parent))
+        return real_dirs[directory]
+
+    for path in tracked:
+        if path in listed:
+            continue
+        parts = path.split("/")
+        if any(not part or part in (".", "..", ".git") for part in parts):
+            continue
+        parent = path.rpartition("/")[0]
+        if parent and not real_dir(parent):
+            continue
+        try:
+            mode = os.lstat(os.path.join(root, path)).st_mode
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+            listed.add(path)
+            extra.append(path)
+    return sorted(found + extra) if extra else found

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -175,7 +176,10 @@ def worktree_files(root: Path, gitdir: Path, common: Path) -> list[str] | None:
     """``globs.worktree_files(repo, root)``, or None when this cannot be sure of it."""
     try:
         rules = _global_rules(gitdir, common)
-        return _walk(root, rules)
+        found, pruned = globs.walk(root, _Ignored(root, rules))
+        if not pruned:
+            return found
+        return globs.with_tracked(root, found, index_paths(gitdir / "index"))
     except _Unsure:
         return None
 
@@ -188,31 +192,120 @@ def _ignored(rules: list[_Rule], path: str, is_dir: bool) -> bool:
     return any(rule.matches(raw, is_dir) for rule in rules)
 
 
-def _walk(root: Path, rules: list[_Rule]) -> list[str]:
-    found: list[str] = []
-    inherited: dict[str, list[_Rule]] = {"": rules}
-    for current, dirs, files in os.walk(root):
-        rel_dir = os.path.relpath(current, root)
-        prefix = "" if rel_dir == "." else globs.normalise(rel_dir) + "/"
-        applying = list(inherited.pop(prefix, rules))
-        if ".gitignore" in files or ".gitignore" in dirs:
-            data = _read_optional(Path(current) / ".gitignore")
-            if data is not None:
-                applying += _rules(prefix, data)
-        for name in (*dirs, *files):
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                raise _Unsure from None
-        dirs[:] = sorted(d for d in dirs
-                         if d != ".git" and not _ignored(applying, prefix + d, True))
-        for d in dirs:
-            inherited[prefix + d + "/"] = applying
-        for name in files:
-            rel = prefix + name
-            if not _ignored(applying, rel, False) and os.path.isfile(os.path.join(current, name)):
-                found.append(rel)
-    return sorted(found)
+class _Ignored:
+    """``ignored(path, is_dir)`` for ``globs.walk``: the rules of the sources read once,
+    and each directory's ``.gitignore`` read when a path of that directory is asked."""
+
+    def __init__(self, root: Path, rules: list[_Rule]) -> None:
+        self.root = root
+        self.by_dir: dict[str, list[_Rule]] = {"": self._own("", rules)}
+
+    def _own(self, prefix: str, inherited: list[_Rule]) -> list[_Rule]:
+        path = os.path.join(self.root, prefix, ".gitignore")
+        try:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode):  # a symlink, a directory: not read here
+                raise _Unsure
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            return inherited
+        except OSError:
+            raise _Unsure from None
+        return [*inherited, *_rules(prefix, data)]
+
+    def _applying(self, prefix: str) -> list[_Rule]:
+        rules = self.by_dir.get(prefix)
+        if rules is None:
+            parent = prefix[:-1].rpartition("/")[0]
+            rules = self._own(prefix, self._applying(parent + "/" if parent else ""))
+            self.by_dir[prefix] = rules
+        return rules
+
+    def __call__(self, path: str, is_dir: bool) -> bool:
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Unsure from None
+        parent = path.rpartition("/")[0]
+        rules = self._applying(parent + "/" if parent else "")
+        ignored = _ignored(rules, path, is_dir)
+        # A symlink to a directory is asked with no '/': libgit2 stats it and reads it as
+        # a directory, git as a link (not one): where a directory rule tells them apart
+        # this is not sure.
+        if not is_dir and any(rule.dir_only for rule in rules) \
+                and _ignored(rules, path, True) != ignored and os.path.isdir(self.root / path):
+            raise _Unsure
+        return ignored
+
+
+def index_paths(index: Path) -> list[str]:
+    """The paths a git index file holds (versions 2-4), as libgit2 reads them; raises
+    ``_Unsure`` for anything else: a split or sparse index, an extension that must be
+    understood, a file cut short, a path that is not UTF-8. No file: none."""
+    try:
+        if index.is_symlink():
+            raise _Unsure
+        data = index.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError:
+        raise _Unsure from None
+    if len(data) < 32 or data[:4] != b"DIRC":
+        raise _Unsure
+    version = int.from_bytes(data[4:8], "big")
+    count = int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        raise _Unsure
+    end = len(data) - 20  # the trailing sha1 (a sha256 repository is not read here)
+    paths: list[str] = []
+    at = 12
+    previous = b""
+    try:
+        for _ in range(count):
+            flags = int.from_bytes(data[at + 60:at + 62], "big")
+            head = 62
+            if flags & 0x4000:  # extended flags (version 3 and later)
+                if version < 3:
+                    raise _Unsure
+                head = 64
+            start = at + head
+            if version == 4:
+                strip, width = 0, 0
+                while True:  # git's offset varint: 7 bits a byte, +1 per continuation
+                    byte = data[start + width]
+                    width += 1
+                    strip = (strip << 7) | (byte & 0x7F)
+                    if not byte & 0x80:
+                        break
+                    strip += 1
+                if strip > len(previous):
+                    raise _Unsure
+                stop = data.index(b"\0", start + width)
+                name = previous[:len(previous) - strip] + data[start + width:stop]
+                at = stop + 1
+            else:
+                stop = data.index(b"\0", start)
+                name = data[start:stop]
+                length = flags & 0xFFF
+                if length != 0xFFF and length != len(name):
+                    raise _Unsure
+                at += (head + len(name) + 8) & ~7
+            if at > end or not name:
+                raise _Unsure
+            paths.append(name.decode("utf-8"))
+            previous = name
+        while at < end:  # extensions: an optional one (A-Z first) is skipped
+            signature = data[at:at + 4]
+            size = int.from_bytes(data[at + 4:at + 8], "big")
+            if not b"A" <= signature[:1] <= b"Z" or at + 8 + size > end:
+                raise _Unsure
+            at += 8 + size
+    except (IndexError, ValueError, UnicodeDecodeError):
+        raise _Unsure from None
+    if at != end:
+        raise _Unsure
+    return paths
 
 
 def _content(path: Path) -> bytes:
