@@ -545,16 +545,18 @@ def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
         from_cache = set(known)
     else:
         for path in ledger.shards(EVENTS):
-            obj = gitio.tree_entry(ledger.repo, tree, path)
-            if obj is None:
+            try:
+                oid = tree[path].id  # the entry's id: the blob itself is not loaded
+            except KeyError:
                 continue
-            blob = str(obj.id)
+            blob = str(oid)
             hit = known.get(path)
             if hit is not None and hit[0] == blob:
                 shards.append([path, blob, hit[1]])
                 from_cache.add(path)
             else:
-                shards.append([path, blob, _shard_pins(ledger, path, gitio.blob_data(obj) or b"")])
+                data = gitio.blob_data(ledger.repo[oid]) or b""
+                shards.append([path, blob, _shard_pins(ledger, path, data)])
     latest: dict[str, tuple[str, str, int]] = {}  # name -> (commit, shard, line)
     for path, _, pins in shards:  # shards oldest first, lines in append order
         for number, name, commit in pins:
