@@ -204,6 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):
                 pass
+    hook = argv[:1] == ["hook"]
+    if hook:
+        # A git hook's answer is its exit code: whether its message could be written
+        # (`git commit 2>&1 | true` closes the pipe before the refusal is printed) must
+        # not change it, so a hook's output that cannot be written is dropped.
+        sys.stdout, sys.stderr = _Unbroken(sys.stdout), _Unbroken(sys.stderr)
     try:
         args = _git_hook_args(argv)
         if args is None:
@@ -244,10 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("meridian: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # Output piped into `head` and the reader went away: not an error.
+        # Output piped into `head` and the reader went away: not an error, except for a
+        # hook (its writes cannot raise this; whatever did, it did not decide: refuse).
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        return 2 if hook else 0
     except SystemExit as exc:  # argparse --help / --version
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
@@ -268,6 +275,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"`git fsck --full` names the damage (traceback in {path})", file=sys.stderr)
             return 2
         return _internal_error(exc)
+
+
+class _Unbroken:
+    """A hook's output stream whose writes cannot fail: a reader gone (EPIPE) or any
+    other write error drops the rest of the output, and the stream's descriptor is
+    pointed at /dev/null so the interpreter's final flush cannot fail either (which
+    would turn the hook's exit code into 120)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def write(self, text: str) -> int:
+        if not self._broken:
+            try:
+                self._stream.write(text)
+                if "\n" in text:
+                    self._stream.flush()
+            except (OSError, ValueError):
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._broken:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._drop()
+
+    def _drop(self) -> None:
+        self._broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _is_git_error(exc: BaseException) -> bool:
