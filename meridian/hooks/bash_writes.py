@@ -2877,6 +2877,10 @@ def _code_visible_text(commands: list[list[str]], command: str) -> str:
     return "\n".join(parts) if dropped else command
 
 
+_PROC_DIR = lazy_pattern(r"/proc/(?:self|thread-self|\d+|\$\$|\$BASHPID|\$\{BASHPID\}|"
+                         r"\$\{\$\})/(cwd|root)(/.*)?$")
+
+
 def _add_target(path: str, here: str | None, command: str, found: list[str],
                 unresolved: list[str] | None) -> None:
     """Record one target of a command run in ``here``: in ``found`` when it can be told,
@@ -2884,6 +2888,11 @@ def _add_target(path: str, here: str | None, command: str, found: list[str],
     if path.startswith(STASH_MARK):
         found.append(path)
         return
+    proc = _PROC_DIR.match(path)
+    if proc is not None:
+        # `/proc/$$/cwd/x` (the shell's own directory), `/proc/self/root/x`
+        rest = (proc.group(2) or "").lstrip("/")
+        path = "/" + rest if proc.group(1) == "root" else (rest or ".")
     if path.startswith(UNLISTED_MARK):
         folder, why, text = read_unlisted_mark(path)
         if here is not None:  # (else: the folder itself is a target that cannot be told)
@@ -2980,8 +2989,9 @@ class _ShellState:
         self.variables["PWD"] = str(self.cwd / self.here) if self.here is not None else "$PWD"
         tokens = [_expand(t, self.variables) for t in tokens]
         first = tokens[0] if tokens else ""
-        if any(t.startswith("CDPATH=") or t == "CDPATH" for t in tokens):
-            self.cdpath = True
+        if any(t.startswith("CDPATH=") or t == "CDPATH" for t in tokens) or (
+                first == "shopt" and "cdable_vars" in tokens):
+            self.cdpath = True  # (cdable_vars: `cd NAME` goes to $NAME)
         declaring = first in ("export", "declare", "typeset", "local", "readonly")
         if declaring and any(t.startswith("-") and not t.startswith("--") and "n" in t
                              for t in tokens[1:]):
@@ -3133,15 +3143,18 @@ _DANGEROUS_KEY = lazy_pattern(r"^(?:core\.hookspath|include\.path|includeif\..*\
 _GIT_ENV = lazy_pattern(r"^(?:GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR|GIT_INDEX_FILE|GIT_EXEC_PATH|"
                         r"HOME|XDG_CONFIG_HOME|GIT_TEMPLATE_DIR"
                         # the hooks' Python: PYTHONPATH/PYTHONHOME/PYTHONUSERBASE... set for
-                        # git reach a hook run by a console script (the stubs run -I)
-                        r"|PYTHON\w*)="
+                        # git reach a hook run by a console script (the stubs run -I); the
+                        # pre-commit framework's environments, the programs a hook finds,
+                        # the dynamic loader's preloads
+                        r"|PYTHON\w*|PRE_COMMIT_HOME|PATH|VIRTUAL_ENV|LD_\w+|DYLD_\w+)="
                         # the pre-commit framework skips the hook ids listed in $SKIP: one
                         # naming Meridian's (or a value the hook cannot read) skips its hooks
                         r"|^SKIP=(?:(?i:.*meridian)|.*[$`])", re.DOTALL)
 # Variables that matter only to a git command run later in the same shell (`export
 # HOME=/x; git commit` reads another ~/.gitconfig, `export PYTHONPATH=/x; git commit` hands
 # a hook's Python other code): set alone they are no bypass
-_LATER_GIT = ("HOME=", "XDG_", "PYTHON")
+_HOOK_RUNTIME = ("PYTHON", "PRE_COMMIT_HOME=", "PATH=", "VIRTUAL_ENV=", "LD_", "DYLD_")
+_LATER_GIT = ("HOME=", "XDG_", *_HOOK_RUNTIME)
 # An alias is only a bypass when what it runs is one
 _ALIAS_BYPASS = lazy_pattern(r"no-v|hookspath|-n\b|^!", re.IGNORECASE)
 _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--mirror", "-d", "--delete",
@@ -3265,6 +3278,33 @@ def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
 _STASH_READERS = frozenset({"stash", "show", "log", "diff", "reflog", "rev-parse", "cat-file",
                             "ls-tree", "shortlog", "range-diff", "whatchanged", "grep",
                             "name-rev", "describe", "rev-list", "diff-tree", "blame"})
+
+
+_GIT_MESSAGE_OPTIONS = frozenset({"-m", "--message", "-F", "--file", "-C", "-c", "-o",
+                                  "--push-option", "--exec", "-x", "--onto", "-s",
+                                  "--strategy", "-X", "--strategy-option"})
+_STATE_MOVERS = frozenset({"branch", "update-ref", "reflog", "symbolic-ref", "send-pack",
+                           "tag", "replace"})
+
+
+def _unknown_option(args: list[str], takes_value: frozenset[str]) -> bool:
+    """Whether a word of ``args`` that is no option's value starts with an expansion the
+    reader could not tell (``${NV:---no-verify}``, ``"$@"``, ``$(echo -n)``): it may be
+    any option."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            return False
+        if arg in takes_value or (arg.startswith("-") and not arg.startswith("--")
+                                  and len(arg) > 2 and "-" + arg[-1] in takes_value):
+            skip = True  # (`-qm "$MSG"`: the message)
+            continue
+        if arg.startswith("$"):
+            return True
+    return False
 
 
 def _commits_past_hooks(sub: str, args: list[str]) -> bool:
@@ -3504,7 +3544,7 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
                                                                  else [])
         # a PYTHON* variable only reaches Meridian's hooks through a command that runs one
         # (a commit, a push, what may commit: a merge, a rebase, an alias)
-        if any(not w.startswith("PYTHON") for w in moved) or exported_git_env or (
+        if any(not w.startswith(_HOOK_RUNTIME) for w in moved) or exported_git_env or (
                 moved and (sub in _VERIFYING or sub not in _GIT_COMMANDS)):
             bypass = True
         if sub in _VERIFYING and any(_is_no_verify(a) for a in args):
@@ -3515,6 +3555,11 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
             bypass = True
         if _commits_past_hooks(sub, args):
             bypass = True
+        if sub.startswith("$") or (sub in _VERIFYING and _unknown_option(
+                args, _COMMIT_VALUE_OPTIONS if sub == "commit" else _GIT_MESSAGE_OPTIONS)):
+            # `git commit ${NV:---no-verify}`, `git push "$@"`: a word that cannot be told
+            # may be a hook-skipping option
+            bypass = True
         if bypass:
             found.append((" ".join(words), "skip-hooks"))
         elif sub == "replace" and not (not args or args[0] in ("-l", "--list")
@@ -3522,6 +3567,8 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
             # a replace ref makes git read another commit in place of any commit, the
             # state branch's included
             found.append((" ".join(words), "state-branch"))
-        elif _state_branch_change(sub, args, state_branch):
+        elif _state_branch_change(sub, args, state_branch) or (
+                sub in _STATE_MOVERS and _unknown_option(args, _GIT_MESSAGE_OPTIONS)):
+            # (`git branch ${X:--D} meridian/state`: an option that cannot be told)
             found.append((" ".join(words), "state-branch"))
     return found

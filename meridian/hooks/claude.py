@@ -971,7 +971,15 @@ def _home_harness() -> list[tuple[Path, str]]:
     the user-level git config (a ``core.hooksPath`` there replaces Meridian's hooks)."""
     home = Path.home()
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return [(_real(home / ".claude" / "settings.json"), "~/.claude/settings.json"),
+    # Claude Code's managed (policy) settings outrank every other: disableAllHooks or
+    # allowManagedHooksOnly there drop Meridian's hooks
+    import sys
+
+    policy = (("C:/Program Files/ClaudeCode", "C:/ProgramData/ClaudeCode") if os.name == "nt"
+              else ("/Library/Application Support/ClaudeCode",) if sys.platform == "darwin"
+              else ("/etc/claude-code/managed-settings.json", "/etc/claude-code/managed-settings.d"))
+    managed = [(_real(path), path) for path in policy]
+    return [*managed, (_real(home / ".claude" / "settings.json"), "~/.claude/settings.json"),
             (_real(home / ".claude" / "settings.local.json"), "~/.claude/settings.local.json"),
             (_real(home / ".gitconfig"), "~/.gitconfig"),
             (_real(xdg / "git" / "config"), "~/.config/git/config")]
@@ -1111,6 +1119,10 @@ def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
 
         with contextlib.suppress(Exception):
             found.append((_real(site.getusersitepackages()), "the Python the hooks run"))
+    # the pre-commit framework's environments (a framework user's Meridian is there)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    found.append((_real(os.environ.get("PRE_COMMIT_HOME") or os.path.join(cache, "pre-commit")),
+                  "the pre-commit framework's hook environments"))
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         found.append((_real(os.path.join(prefix, "pyvenv.cfg")), "the Python the hooks run"))
     for folder in {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin"),

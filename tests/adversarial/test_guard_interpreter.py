@@ -77,6 +77,8 @@ PYTHON_ON_GIT = [
     "PYTHONSTARTUP=/tmp/evil.py; export PYTHONSTARTUP; git commit -m x",
     "set -a; PYTHONPATH=/tmp/evil; git commit -m x",
     "PYTHONSAFEPATH= PYTHONPATH=. git -c user.name=x commit -m x",
+    "PRE_COMMIT_HOME=/tmp/evil git commit -m x", "PATH=/tmp/evil:$PATH git commit -m x",
+    "LD_PRELOAD=/tmp/evil.so git push", "VIRTUAL_ENV=/tmp/evil git commit -m x",
 ]
 PYTHON_ALLOWED = [
     "PYTHONPATH=src pytest -q", "export PYTHONPATH=src; python -m pytest -q",
@@ -147,3 +149,15 @@ def test_writing_beside_the_interpreter_elsewhere_passes(project: tuple[Path, Pa
                     bash(f"cat {sys.prefix}/pyvenv.cfg")):
         outcome = hook(root, home, "PreToolUse", payload)
         assert (outcome.code, outcome.out, outcome.err) == (0, "", ""), outcome
+
+
+def test_a_closed_output_pipe_does_not_turn_a_refusal_into_a_pass(
+        project: tuple[Path, Path]) -> None:
+    """rt3 F16: the refusal's message hits a pipe whose reader is gone (``| true``)."""
+    root, home = project
+    _stage_locked_file(root, home)
+    head = run(["git", "rev-parse", "HEAD"], root, base_env(home)).stdout
+    proc = run(["bash", "-c", 'git commit -qm "locked file" 2>&1 | true; '
+                'exit "${PIPESTATUS[0]}"'], root, base_env(home), check=False)
+    assert proc.returncode != 0
+    assert run(["git", "rev-parse", "HEAD"], root, base_env(home)).stdout == head
