@@ -414,6 +414,18 @@ WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
     "taskset": frozenset(), "runuser": frozenset({"-u", "-g", "--user", "--group"}),
     # multi-call binaries: `busybox rm F` runs their own rm
     "busybox": frozenset(), "toybox": frozenset(),
+    # runners that start a command with other limits, clocks, namespaces or tools (rt3 F6)
+    "prlimit": frozenset({"-p", "--pid"}), "chrt": frozenset(),
+    "unshare": frozenset({"-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root"}),
+    "nsenter": frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd"}),
+    "faketime": frozenset({"-f", "-m", "-p"}), "valgrind": frozenset(),
+    "systemd-run": frozenset({"-u", "--unit", "-p", "--property", "-E", "--setenv", "--uid",
+                              "--gid", "-M", "--machine", "--description", "--slice", "-H",
+                              "--host", "--working-directory", "--on-calendar"}),
+    "cpulimit": frozenset({"-l", "--limit", "-p", "--pid"}), "numactl": frozenset(),
+    "firejail": frozenset(), "proot": frozenset({"-r", "-b", "-w"}), "xvfb-run": frozenset(),
+    "dbus-run-session": frozenset(), "catchsegv": frozenset(), "torsocks": frozenset(),
+    "proxychains": frozenset({"-f"}), "proxychains4": frozenset({"-f"}),
 }
 
 
@@ -472,8 +484,19 @@ def _strip_prefix(words: list[str]) -> list[str]:
             index += 2 if arg in takes_value else 1
         if name == "timeout" and index < len(words):
             index += 1  # the duration
-        if name in ("flock", "chroot", "taskset") and index < len(words):
-            index += 1  # the lock file, new root or CPU mask
+        if name in ("flock", "chroot", "taskset", "faketime") and index < len(words):
+            index += 1  # the lock file, new root, CPU mask or time
+        if name == "chrt" and index < len(words) and words[index].isdigit():
+            index += 1  # the priority
+        if name in ("numactl", "firejail", "systemd-run", "proot") and index < len(words):
+            while index < len(words) and words[index].startswith("-"):
+                index += 1  # (their `--opt=value` options)
+    # `gdb -batch -ex run --args CMD`, `lldb -- CMD`: the command debugged
+    if words[index:index + 1] and os.path.basename(words[index]) in ("gdb", "lldb", "cgdb"):
+        rest = words[index + 1:]
+        for marker in ("--args", "--"):
+            if marker in rest:
+                return _strip_prefix(rest[rest.index(marker) + 1:])
     return words[index:]
 
 
@@ -634,6 +657,8 @@ def _removed(name: str, args: list[str]) -> list[str]:
     return []
 
 
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch",
+                           "--show-origin", "--show-scope", "get", "list"})
 _MOUNT_VALUES = frozenset({"-o", "--options", "-t", "--types", "-O", "--test-opts", "-L",
                            "-U", "--source", "--target", "-N", "--namespace"})
 
@@ -1214,6 +1239,11 @@ def _inline_script(name: str, args: list[str], stdin: str | None, feed: Feed) ->
         return " ".join(args)
     if name == "trap":  # `trap 'CODE' EXIT`: code the shell runs later
         return _trap_code(args)
+    code = _runner_code(name, args)
+    if code is not None:
+        return code
+    if name in ("at", "batch") and stdin is None and "-f" not in args:
+        return _fed_text(feed)  # `echo CMD | at now`: a shell runs CMD
     if name == "watch":  # `watch -n1 'CMD'`: its words joined, run by `sh -c`
         index = 0
         while index < len(args) and args[index].startswith("-"):
@@ -1342,6 +1372,25 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
         return _operands(args)
     if name == "link":  # coreutils `link FILE NEW`: a hard link, like `ln`
         return _operands(args)[1:2]
+    if name in ("sqlite3", "sqlite", "duckdb"):  # `.output F`, `.once F`, `.save F`
+        return [arg.split()[-1] for arg in args if arg.startswith(
+            (".output", ".once", ".save", ".backup", ".dump")) and len(arg.split()) > 1]
+    if name == "socat":  # `socat - FILE:path`, `CREATE:`, `OPEN:`, `GOPEN:`
+        return [arg.split(":", 1)[1].split(",", 1)[0] for arg in args if arg.upper().startswith(
+            ("FILE:", "CREATE:", "OPEN:", "GOPEN:", "PIPE:", "UNIX-LISTEN:"))]
+    if name == "cmake" and args[:1] == ["-E"] and len(args) > 2:
+        verb, rest = args[1], _operands(args[2:])
+        if verb in ("copy", "copy_if_different", "copy_directory", "rename",
+                    "create_symlink", "create_hardlink"):
+            return rest[-1:] + (rest[:-1] if verb in ("rename", "create_hardlink") else [])
+        if verb in ("touch", "touch_nocreate", "remove", "rm", "remove_directory",
+                    "make_directory", "chdir"):
+            return rest
+    if name == "git":
+        _, sub, rest, _ = _git_words(["git", *args])
+        if sub == "config" and not any(a in _CONFIG_READS for a in rest):
+            return [_option_value(rest, i, a) for i, a in enumerate(rest)
+                    if a in ("-f", "--file") or a.startswith("--file=")]
     if name == "mount":  # `mount --bind DIR ELSEWHERE`: what stands at ELSEWHERE changes
         return _operands(args, _MOUNT_VALUES)[1:2]
     if name == "history" and any(a.startswith("-") and set(a[1:]) & set("wa") for a in args):
@@ -2737,6 +2786,42 @@ def _once(found: list[str], item: str) -> None:
         found.append(item)
 
 
+_SSH_VALUES = frozenset({"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E",
+                         "-e", "-m", "-O", "-Q", "-S", "-W", "-w", "-B"})
+
+
+def _runner_code(name: str, args: list[str]) -> str | None:
+    """The command line a runner takes as words (rt3 F6): ``parallel ::: CMD...`` (or
+    ``parallel CMD ::: ARGS``), ``sqlite3 DB ".shell CMD"`` / ``.system``, ``socat``'s
+    ``EXEC:``/``SYSTEM:`` addresses, ``ssh HOST CMD`` (the host may be this machine)."""
+    if name in ("parallel", "sem") and ":::" in args:
+        before, after = args[:args.index(":::")], args[args.index(":::") + 1:]
+        after = [a for a in after if a not in (":::", "::::")]
+        command = [a for a in before if not a.startswith("-")]
+        if not command:
+            return "; ".join(after) or None
+        return "; ".join(" ".join([*command, a]) for a in after) or None
+    if name in ("sqlite3", "sqlite", "duckdb"):
+        code = [arg.split(None, 1)[1] for arg in args
+                if arg.startswith((".shell", ".system")) and len(arg.split(None, 1)) > 1]
+        return "; ".join(code) or None
+    if name == "socat":
+        code = [arg.split(":", 1)[1].split(",", 1)[0] for arg in args
+                if arg.upper().startswith(("EXEC:", "SYSTEM:"))]
+        return "; ".join(code) or None
+    if name in ("ssh", "rsh", "mosh"):
+        operands: list[str] = []
+        index = 0
+        while index < len(args):
+            if not operands and args[index].startswith("-"):
+                index += 2 if args[index] in _SSH_VALUES else 1
+                continue
+            operands.append(args[index])
+            index += 1
+        return " ".join(operands[1:]) or None
+    return None
+
+
 def _trap_code(args: list[str]) -> str | None:
     """The code ``trap CODE SIGNAL...`` runs later, or None (``trap -p``, ``trap - EXIT``)."""
     operands = _operands([a for a in args if a not in ("-p", "-l", "-P")])
@@ -3234,6 +3319,17 @@ def _config_bypass(args: list[str]) -> bool:
     return _dangerous_setting(operands[0], operands[1])
 
 
+def _glob_names(refspec: str, branch: str) -> bool:
+    """Whether a refspec with a wildcard destination can write ``branch``'s ref."""
+    import fnmatch
+
+    if "*" not in refspec or refspec.startswith("-"):
+        return False
+    destination = refspec.rsplit(":", 1)[1] if ":" in refspec else refspec.lstrip("+^")
+    return any(fnmatch.fnmatchcase(name, destination)
+               for name in (f"refs/heads/{branch}", f"heads/{branch}", branch))
+
+
 def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
     """Whether ``git SUB ARGS`` moves, deletes or force-pushes ``branch``."""
     names = {branch, f"refs/heads/{branch}", f"heads/{branch}"}
@@ -3243,6 +3339,15 @@ def _state_branch_change(sub: str, args: list[str], branch: str) -> bool:
                    or arg.startswith(n + ":") for n in names) or arg.lstrip("+:") in names
 
     mentioned = any(names_branch(a) for a in args)
+    forced_any = any(a in ("-f", "--force") or a.startswith("--force") for a in args)
+    if sub in ("fetch", "push", "pull") and any(
+            _glob_names(a, branch) and (a.startswith("+") or forced_any) for a in args):
+        # `git fetch X '+refs/heads/meridian/*:refs/heads/meridian/*'`: a wildcard refspec
+        # whose destination can be the state branch moves it as the named form does
+        return True
+    if sub == "reflog" and args[:1] in (["expire"], ["delete"]) and (
+            mentioned or "--all" in args or any("meridian" in a for a in args)):
+        return True  # the reflog remembers the verified tip
     if sub == "update-ref":
         return mentioned or "--stdin" in args
     if sub == "branch":
@@ -3397,6 +3502,8 @@ def _nested_command(words: list[str]) -> str | None:
         return " ".join(args) or None
     if name == "trap":
         return _trap_code(args)
+    if _runner_code(name, args) is not None:
+        return _runner_code(name, args)
     if name == "xargs":
         index = 0
         while index < len(args) and args[index].startswith("-"):
@@ -3553,8 +3660,8 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
             bypass = True
         if sub == "config" and _config_bypass(args):
             bypass = True
-        if _commits_past_hooks(sub, args):
-            bypass = True
+        if _commits_past_hooks(sub, args) or sub in ("send-pack", "http-push"):
+            bypass = True  # (send-pack: a push that runs no pre-push hook)
         if sub.startswith("$") or (sub in _VERIFYING and _unknown_option(
                 args, _COMMIT_VALUE_OPTIONS if sub == "commit" else _GIT_MESSAGE_OPTIONS)):
             # `git commit ${NV:---no-verify}`, `git push "$@"`: a word that cannot be told
