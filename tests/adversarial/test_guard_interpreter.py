@@ -157,7 +157,7 @@ def test_a_closed_output_pipe_does_not_turn_a_refusal_into_a_pass(
     root, home = project
     _stage_locked_file(root, home)
     head = run(["git", "rev-parse", "HEAD"], root, base_env(home)).stdout
-    proc = run(["bash", "-c", 'git commit -qm "locked file" 2>&1 | true; '
-                'exit "${PIPESTATUS[0]}"'], root, base_env(home), check=False)
+    script = 'git commit -qm "locked file" 2>&1 | true; exit "${PIPESTATUS[0]}"'
+    proc = run(["bash", "-c", script], root, base_env(home), check=False)
     assert proc.returncode != 0
     assert run(["git", "rev-parse", "HEAD"], root, base_env(home)).stdout == head

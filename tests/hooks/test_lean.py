@@ -19,8 +19,14 @@ from pathlib import Path
 import pytest
 
 from meridian import lean
-from tests.adversarial.guard_support import (bash, claude_env, hook, make_project,
-                                             settings_command, tool)
+from tests.adversarial.guard_support import (
+    bash,
+    claude_env,
+    hook,
+    make_project,
+    settings_command,
+    tool,
+)
 
 # --- NamedTuple: the same class typing.NamedTuple builds ---------------------------------
 
