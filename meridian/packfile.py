@@ -18,6 +18,7 @@ Nothing here imports pygit2; ids are the SHA-1 git computes (``object_id``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import os
@@ -157,9 +158,8 @@ def _store_pack(directory: Path, pack: bytes, index: bytes, name: str, ids: tupl
         before_visible(name)
     if not keep:
         return _store_files(directory, pack, index, name, ids, durable)
-    _write_keep(f"{directory}/{name}.keep")
     try:
-        return _store_files(directory, pack, index, name, ids, durable)
+        return _store_files(directory, pack, index, name, ids, durable, keep=True)
     except BaseException:
         release(directory, name)
         raise
@@ -178,13 +178,44 @@ def _write_keep(path: str) -> None:
     _write_fd(fd, KEEP_MARKER + b" %d\n" % os.getpid(), path)
 
 
+_os_link = os.link  # (a test fills the disk here)
+_NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK,
+                       errno.EACCES})
+
+
+def _keep(directory: Path, name: str, pack_path: str) -> None:
+    """The ``.keep`` of pack ``name``, whose ``.pack`` is written and whose index is not:
+    a hard link to the pack file itself (git only asks whether a ``.keep`` exists), one
+    system call and no new file, where writing a marker file cost a file's creation;
+    a keep found there is replaced (a link made beside it, renamed over it: nothing
+    else's bytes are truncated). Where the filesystem has no hard links, the marker
+    file (``KEEP_MARKER``). ``own_keep`` knows both."""
+    keep = f"{directory}/{name}.keep"
+    try:
+        try:
+            _os_link(pack_path, keep)
+        except FileExistsError:
+            temporary = f"{directory}/tmp_keep_meridian_{os.getpid()}_{next(_temporaries)}"
+            _os_link(pack_path, temporary)
+            os.replace(temporary, keep)
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        _write_keep(keep)
+
+
 def own_keep(directory: Path, name: str) -> bool:
-    """Whether pack ``name`` has a ``.keep`` file an append of Meridian wrote."""
+    """Whether pack ``name`` has a ``.keep`` file an append of Meridian wrote: a hard
+    link to the pack file itself, or a file saying ``KEEP_MARKER``."""
     try:
         with open(f"{directory}/{name}.keep", "rb") as handle:
-            return handle.read(len(KEEP_MARKER)) == KEEP_MARKER
+            if handle.read(len(KEEP_MARKER)) == KEEP_MARKER:
+                return True
+            kept = os.fstat(handle.fileno())
+        packed = os.stat(f"{directory}/{name}.pack")
     except OSError:
         return False
+    return (kept.st_ino, kept.st_dev) == (packed.st_ino, packed.st_dev)
 
 
 def release(directory: Path, name: str) -> None:
@@ -198,7 +229,9 @@ _temporaries = itertools.count()
 
 
 def _store_files(directory: Path, pack: bytes, index: bytes, name: str, ids: tuple[bytes, ...],
-                 durable: bool) -> Written:
+                 durable: bool, *, keep: bool = False) -> Written:
+    """The pack, its ``.keep`` (with ``keep``: from before the index makes it visible),
+    then its index. A failure after the pack file was created here removes it too."""
     pack_path = f"{directory}/{name}.pack"
     try:
         fd = os.open(pack_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
@@ -212,9 +245,19 @@ def _store_files(directory: Path, pack: bytes, index: bytes, name: str, ids: tup
         os.replace(temporary, pack_path)
     else:
         _write_fd(fd, pack, pack_path, durable)
-    temporary = f"{directory}/tmp_idx_meridian_{os.getpid()}_{next(_temporaries)}"
-    _write_file(temporary, index, durable)
-    os.replace(temporary, f"{directory}/{name}.idx")
+    try:
+        if keep:
+            _keep(directory, name, pack_path)
+        temporary = f"{directory}/tmp_idx_meridian_{os.getpid()}_{next(_temporaries)}"
+        _write_file(temporary, index, durable)
+        os.replace(temporary, f"{directory}/{name}.idx")
+    except BaseException:
+        if fd != -1:  # ours alone (another's copy of the same bytes may be in use)
+            if keep:
+                release(directory, name)  # (while the pack it links to is there)
+            with contextlib.suppress(OSError):
+                os.unlink(pack_path)
+        raise
     return Written(name, ids, len(pack), len(index))
 
 
@@ -673,9 +716,9 @@ def remove(directory: Path, names: Iterable[str]) -> None:
     for name in names:
         where = f"{directory}/{name}"
         _WRITTEN.pop(where, None)
+        if present is None or f"{name}.keep" in present:
+            release(directory, name)  # first: one of ours is known by the pack it links
         for suffix in (".idx", ".rev", ".bitmap", ".pack"):
             if present is None or name + suffix in present:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(where + suffix)
-        if present is None or f"{name}.keep" in present:
-            release(directory, name)

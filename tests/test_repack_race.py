@@ -123,7 +123,10 @@ def test_the_keep_of_a_writer_killed_before_its_ref_moved_is_released_once_stale
     assert proc.returncode == -9
     packs = repo / ".git" / "objects" / "pack"
     (keep,) = packs.glob("pack-*.keep")
-    assert keep.read_bytes().startswith(b"meridian append ")
+    from meridian import packfile
+
+    assert packfile.own_keep(packs, keep.stem)  # a hard link to its own pack file
+    assert keep.stat().st_ino == keep.with_suffix(".pack").stat().st_ino
     ledger.pack()
     assert keep.exists()  # a writer may still be about to move the ref: left alone
     old = time.time() - gitio.STALE_KEEP_SECONDS - 60
@@ -154,18 +157,37 @@ def test_a_full_disk_on_the_keep_leaves_nothing_and_acknowledges_nothing(
     tip = ledger.tip()
     packs = repo / ".git" / "objects" / "pack"
     before = sorted(p.name for p in packs.iterdir())
-    real = packfile._os_write
+    real, real_link = packfile._os_write, packfile._os_link
 
     def full(fd, data):  # type: ignore[no-untyped-def]
         if bytes(data).startswith(packfile.KEEP_MARKER):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
 
+    def no_room(source, target):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    # the keep as a hard link: no room for the directory entry
+    monkeypatch.setattr(packfile, "_os_link", no_room)
+    with pytest.raises(MeridianError, match="No space left on device"):
+        ledger.emit("test.append", {"n": 1})
+    assert sorted(p.name for p in packs.iterdir()) == before
+    # a filesystem without hard links: the keep is a marker file, and the disk fills there
+
+    def no_links(source, target):  # type: ignore[no-untyped-def]
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(packfile, "_os_link", no_links)
     monkeypatch.setattr(packfile, "_os_write", full)
     with pytest.raises(MeridianError, match="No space left on device"):
         ledger.emit("test.append", {"n": 1})
     monkeypatch.setattr(packfile, "_os_write", real)
     assert sorted(p.name for p in packs.iterdir()) == before
     assert Ledger.open(repo).tip() == tip
+    # without hard links an append keeps its pack with a marker file, released once
+    # the write is acknowledged
+    Ledger.open(repo).emit("test.append", {"n": 1})
+    assert not list(packs.glob("*.keep"))
+    monkeypatch.setattr(packfile, "_os_link", real_link)
     Ledger.open(repo).emit("test.append", {"n": 2})
-    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 2]
+    assert [r.data["n"] for r in Ledger.open(repo).records()] == [0, 1, 2]
