@@ -127,6 +127,16 @@ def objective_findings(bundle: Bundle, disabled: frozenset[str] = frozenset()) -
         issues += [Issue(severity="high", file=glob, check="missing_artifact",
                          message=f"declared artifact `{glob}` matched no file")
                    for glob in bundle.unmatched_globs]
+        targets = {a.path: a.content for a in bundle.artifacts}
+        for link, paths in sorted(bundle.linked_dirs.items()):
+            shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            issues.append(Issue(
+                severity="high", file=link, check="missing_artifact",
+                message=(f"`{link}` is a symlink to a directory ({targets.get(link, '?')}): "
+                         f"{shown} match the gate's artifacts through it, but git stores the "
+                         "link as its target path, so no file behind it is judged or bound "
+                         "to the verdict; put the files in the tree in place of the link, "
+                         "or cover the target's own path with the gate's artifacts")))
         if not bundle.artifacts and not bundle.checks and not bundle.unmatched_globs:
             # No evidence at all must not score 10 out of 10.
             issues.append(Issue(severity="high", check="missing_artifact",

@@ -75,6 +75,10 @@ class Bundle(_Model):
     # The ``exclude:`` globs added since the gate's base commit: the work's author took
     # files out of the scan during the gate, which is evidence.
     exclude_added: list[str] = Field(default_factory=list)
+    # A symlink to a directory -> the paths below it the artifact globs match that are no
+    # artifact at their own path: the link is stored as its target path, so nothing
+    # behind it is judged (``artifacts.Snapshot.linked``).
+    linked_dirs: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class Issue(_Model):

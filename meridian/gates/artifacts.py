@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,9 @@ class Snapshot:
     files: dict[str, bytes]  # repo-relative path -> content, sorted by path
     unmatched: list[str]  # declared globs that matched no file
     subject: str  # git tree id of exactly ``files``
+    # symlink to a directory -> the paths below it the globs match that are not
+    # artifacts at their own path (``globs.linked_dirs``): nothing judges them
+    linked: dict[str, list[str]] = field(default_factory=dict)
 
 
 def snapshot(repo: gitio.Repository, root: Path, patterns: Sequence[str],
@@ -60,15 +63,39 @@ def snapshot(repo: gitio.Repository, root: Path, patterns: Sequence[str],
     listing = globs.worktree_files(repo, root) if worktree is None else worktree
     files: dict[str, bytes] = {}
     unmatched: list[str] = []
+    linked = globs.linked_dirs(root, listing, patterns)
     for pattern in patterns:
         hits = [path for path in listing if globs.matches(pattern, path)]
-        if not hits:
+        if not hits and not any(globs.matches(pattern, path)
+                                for paths in linked.values() for path in paths):
             unmatched.append(pattern)
         for path in hits:
             if path not in files:
                 files[path] = _content(root / path)
+    for link in linked:  # bound as git stores it, its target path
+        if link not in files:
+            files[link] = _content(root / link)
     ordered = dict(sorted(files.items()))
-    return Snapshot(files=ordered, unmatched=unmatched, subject=gitio.tree_of_files(repo, ordered))
+    return Snapshot(files=ordered, unmatched=unmatched, subject=gitio.tree_of_files(repo, ordered),
+                    linked=_unjudged(root, linked, ordered))
+
+
+def _unjudged(root: Path, linked: dict[str, list[str]],
+              files: dict[str, bytes]) -> dict[str, list[str]]:
+    """Of the paths the globs reach through a symlink to a directory, those that are not
+    artifacts at their own path (outside the globs or outside the repository)."""
+    out: dict[str, list[str]] = {}
+    top = os.path.realpath(root)
+    for link, paths in linked.items():
+        missing = []
+        for path in paths:
+            real = os.path.realpath(root / path) if path != "..." else ""
+            inside = real.startswith(top + os.sep)
+            if not (inside and globs.normalise(os.path.relpath(real, top)) in files):
+                missing.append(path)
+        if missing:
+            out[link] = missing
+    return out
 
 
 def _content(path: Path) -> bytes:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,7 +33,8 @@ def pattern_problem(pattern: str) -> str | None:
     if pattern.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", pattern):
         return "patterns are relative to the repository root; drop the leading '/'"
     if pattern.startswith("!"):
-        return "negation is not supported; git-ignored files are never artifacts"
+        return ("negation is not supported; an untracked git-ignored file is never an "
+                "artifact, a tracked one always is")
     if "\\" in pattern:
         return "use '/' as the path separator"
     if ".." in pattern.split("/"):
@@ -207,3 +208,41 @@ def with_tracked(root: Path, found: list[str], tracked: Iterable[str]) -> list[s
             listed.add(path)
             extra.append(path)
     return sorted(found + extra) if extra else found
+
+
+LINKED_WALK_LIMIT = 10_000
+
+
+def linked_dirs(root: Path, listing: Iterable[str],
+                patterns: Sequence[str]) -> dict[str, list[str]]:
+    """Per symlink to a directory in ``listing``, the paths below it that ``patterns``
+    match as the product reaches them through the link (``src/ext/__init__.py`` for
+    ``src/ext -> ../vendor/ext``), sorted; a link none of whose paths match is absent.
+
+    git stores the link (its target path), so the files behind it are no artifact of
+    the tree: this names the ones the globs reach through it. Links below it are not
+    followed (they are paths too); past ``LINKED_WALK_LIMIT`` entries the walk stops and
+    ``...`` closes the list."""
+    out: dict[str, list[str]] = {}
+    compiled = [compile_pattern(p) for p in patterns]
+    for link in listing:
+        full = os.path.join(root, link)
+        if not (os.path.islink(full) and os.path.isdir(full)):
+            continue
+        hits: list[str] = []
+        seen = 0
+        for current, dirs, files in os.walk(full):
+            rel_dir = os.path.relpath(current, full)
+            prefix = link + "/" + ("" if rel_dir == "." else normalise(rel_dir) + "/")
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            links = [d for d in dirs if os.path.islink(os.path.join(current, d))]
+            for name in sorted([*files, *links]):
+                seen += 1
+                if any(c.fullmatch(prefix + name) for c in compiled):
+                    hits.append(prefix + name)
+            if seen > LINKED_WALK_LIMIT:
+                hits.append("...")
+                break
+        if hits:
+            out[link] = hits
+    return out

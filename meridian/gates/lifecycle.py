@@ -298,7 +298,7 @@ def build_bundle(project: Project, spec: GateSpec, snap: artifacts.Snapshot,
         diff_complete=not diff_notes,  # its only note says the diff was cut
         notes=notes + diff_notes + allow_notes, changed_lines=changed,
         exclude_globs=list(spec.exclude), feature_tests=feature_tests,
-        exclude_added=exclude_added,
+        exclude_added=exclude_added, linked_dirs=snap.linked,
     )
 
 

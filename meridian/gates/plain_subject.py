@@ -337,6 +337,7 @@ def subject(root: Path, listing: list[str], patterns: list[str]) -> str | None:
     chosen: set[str] = set()
     for pattern in patterns:
         chosen.update(path for path in listing if globs.matches(pattern, path))
+    chosen.update(globs.linked_dirs(root, listing, patterns))
     if not chosen:
         return EMPTY_TREE
     tree: dict[str, object] = {}

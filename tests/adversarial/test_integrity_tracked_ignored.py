@@ -237,3 +237,62 @@ def test_subject_ids_are_unchanged_without_tracked_ignored_files(tmp_path: Path,
         old = artifacts.snapshot(repo, root, globs_, before).subject
         new = artifacts.snapshot(repo, root, globs_).subject
         assert (new != old) == globs.matches_any(globs_, hidden), (globs_, hidden)
+
+
+def _linked_package(root: Path, target: Path) -> None:
+    """``src/ext`` a symlink to ``target``, a package whose ``__init__.py`` is the stub."""
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "__init__.py").write_text(STUB)
+    (root / "src").mkdir(exist_ok=True)
+    (root / "src" / "ext").symlink_to(os.path.relpath(target, root / "src"))
+
+
+@pytest.mark.parametrize("where", ["vendor", "outside"])
+def test_a_package_behind_a_directory_symlink_fails_submit_and_makes_the_pass_stale(
+        passed_impl: Path, cli: Callable[..., Proc], tmp_path: Path, where: str) -> None:
+    """``src/ext -> ../vendor/ext`` (or a directory outside the repository): the product
+    imports ``src/ext/__init__.py``, which ``src/**`` matches through the link. The link
+    is bound to the subject as git stores it, and the scan fails a gate whose globs reach
+    files through it that it does not judge at their own path."""
+    root = passed_impl
+    base = git(root, "rev-parse", "HEAD").strip()
+    target = root / "vendor" / "ext" if where == "vendor" else tmp_path / "elsewhere" / "ext"
+    _linked_package(root, target)
+    commit_all(root, "calc: multiply (shared with the cli)")
+    assert "src/ext" in git(root, "ls-files").split()
+    assert subprocess.run([sys.executable, "-c", "import src.ext as e; e.multiply"], cwd=root,
+                          check=False).returncode == 0
+    assert _states(_agree(cli, root)) == ["passed", "stale", "locked"]
+    for args in (("--base", base), ("--all",)):
+        code, report = _ci(cli, *args)
+        assert code != 0 and any("src/ext" in line for line in report["stale"]), report
+    assert cli("gate", "reopen", "impl", "--reason", "multiply").code == 0  # and started
+    result = cli("gate", "submit", "impl")
+    assert result.code != 0, result
+    assert "`src/ext` is a symlink to a directory" in result.out
+    assert "src/ext/__init__.py" in result.out
+    # an edit behind the link is outside the artifacts (documented), the link itself not
+    (root / "src" / "ext").unlink()
+    (root / "src" / "ext").symlink_to("../vendor/other")
+    repo = gitio.open_repo(root)
+    listing = globs.worktree_files(repo, root)
+    assert plain_subject.subject(root, plain_subject.worktree_files(
+        root, root / ".git", root / ".git") or [], ["src/**/*.py"]) == artifacts.snapshot(
+        repo, root, ["src/**/*.py"], listing).subject
+
+
+def test_a_directory_symlink_to_judged_files_passes(project: Path,
+                                                   cli: Callable[..., Proc]) -> None:
+    """A link to a directory whose files the gate judges at their own path is fine: they
+    are in the subject there, and the link is bound as its target path."""
+    pass_gate(cli, project, "spec", "spec/spec.py")
+    assert cli("gate", "start", "impl").code == 0
+    write(project, "src/impl/area.py", CLEAN_MODULE)
+    (project / "src" / "compat").symlink_to("impl")
+    commit_all(project, "compat alias")
+    result = cli("gate", "submit", "impl")
+    assert result.code == 0, result
+    repo = gitio.open_repo(project)
+    snap = artifacts.snapshot(repo, project, ["src/**/*.py"])
+    assert set(snap.files) == {"src/compat", "src/impl/area.py"} and snap.linked == {}
+    assert _states(_agree(cli, project)) == ["passed", "passed", "open"]
