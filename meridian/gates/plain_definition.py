@@ -25,8 +25,8 @@ So, for example:
   is taken only as printable ASCII without spaces;
 - an unknown key, a null where a section is expected, a key that is not a string;
 - ``approval.token_env`` (its policy reads HEAD's gates file with pygit2 and warns);
-- a gate requiring hardened features while the features file exists (that file is
-  not validated here);
+- in the features file (read only when a gate requires hardened features, as the full
+  path reads it), the same: a duplicate or unknown feature id, an empty test id;
 - a command evaluator whose command names a file of the project (its ``programs`` are
   the blob ids of the tracked files it names, and what git tracks is not read here);
 - duplicate ids or needs, unknown needs, cycles, artifact globs ``globs.pattern_problem``
@@ -358,15 +358,50 @@ def _graph(root: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
                for pattern in gate[key]):
             raise Unsure("a glob the full path refuses")
         features = gate["features"]
-        if features is not None:
-            if len(set(features["hardened"])) != len(features["hardened"]) \
-                    or graph_rules.junit_problem(features["junit"]):
-                raise Unsure("hardened listed twice, or a JUnit path refused")
-            if features["hardened"] and (root / settings["paths"]["features"]).is_file():
-                raise Unsure("hardened features of a features file not read here")
+        if features is not None and (
+                len(set(features["hardened"])) != len(features["hardened"])
+                or graph_rules.junit_problem(features["junit"])):
+            raise Unsure("hardened listed twice, or a JUnit path refused")
     if graph_rules.find_cycle({gate["id"]: gate["needs"] for gate in gates}):
         raise Unsure("a cycle")
     return gates
+
+
+_FEATURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_FEATURE_TESTS = _section({"happy_path": (_list(_str), list), "edge_cases": (_list(_str), list),
+                           "failure_modes": (_list(_str), list)})
+_FEATURE = _section({"id": (_pattern(_FEATURE_ID), None), "description": (_str, ""),
+                     "tests": (_FEATURE_TESTS, _default(_FEATURE_TESTS))})
+
+
+def _feature(value: Any) -> dict[str, Any]:
+    return _FEATURE(_required(value, "id"))
+
+
+def _required_features(root: Path, settings: dict[str, Any], gates: list[dict[str, Any]]
+                       ) -> dict[str, dict[str, list[str]]]:
+    """``graph._required_features``: the test lists of the features gates require, from
+    the features file (``features.load_features``) when it is a file; an unknown id, a
+    duplicate id or an empty test id there is unsure (the full path refuses them)."""
+    required = [gate for gate in gates if gate["features"] and gate["features"]["hardened"]]
+    path = root / settings["paths"]["features"]
+    if not required or not path.is_file():
+        return {}
+    data = _read(path)
+    if data is None:
+        known: dict[str, Any] = {}
+    else:
+        parsed = _section({"version": (_one, 1), "features": (_list(_feature), list)})(data)
+        known = {feature["id"]: feature for feature in parsed["features"]}
+        if len(known) != len(parsed["features"]) or any(
+                not test.strip() for feature in parsed["features"]
+                for tests in feature["tests"].values() for test in tests):
+            raise Unsure("a duplicate feature id or an empty test id")
+    needed = {feature for gate in required for feature in gate["features"]["hardened"]}
+    if needed - set(known):
+        raise Unsure("an unknown feature")
+    return {feature: {stage: list(tests) for stage, tests in known[feature]["tests"].items()}
+            for feature in needed}
 
 
 # --- gates/definition.py --------------------------------------------------------------
@@ -419,8 +454,8 @@ def _names_a_file(root: Path, command: str | None) -> bool:
     return False
 
 
-def _definition(root: Path, settings: dict[str, Any], gate: dict[str, Any]
-                ) -> dict[str, Any]:
+def _definition(root: Path, settings: dict[str, Any], gate: dict[str, Any],
+                known: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
     """``definition.definition(graph, gate)``."""
     approval = None
     if gate["approval"] is not None:
@@ -453,8 +488,8 @@ def _definition(root: Path, settings: dict[str, Any], gate: dict[str, Any]
     if effective["kind"] == "command" and _names_a_file(root, effective["command"]):
         raise Unsure("a command evaluator running a file of the project")
     if features is not None and features["hardened"]:
-        # The features file is not a file (else unsure above): no feature is defined.
-        defined["feature_tests"] = {feature: None for feature in features["hardened"]}
+        defined["feature_tests"] = {feature: known.get(feature)
+                                    for feature in features["hardened"]}
     return defined
 
 
@@ -470,7 +505,9 @@ class PlainDefinition:
                       "features_path": paths["features"]}
         gates = _graph(root, settings)
         self.specs = {gate["id"]: gate for gate in gates}
-        self.definitions = {gate["id"]: _definition(root, settings, gate) for gate in gates}
+        known = _required_features(root, settings, gates)
+        self.definitions = {gate["id"]: _definition(root, settings, gate, known)
+                            for gate in gates}
         order = graph_rules.dependency_order({gate["id"]: gate["needs"] for gate in gates})
         self.graph_order = [[gate, list(self.specs[gate]["needs"])] for gate in order]
 
