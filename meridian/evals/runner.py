@@ -45,6 +45,7 @@ overran fails as timed out when it returns; one that never returns hangs the run
 from __future__ import annotations
 
 import inspect
+import json
 import multiprocessing
 import os
 import signal
@@ -212,7 +213,13 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: int) -> None:
+def _send(conn: Connection, *message: Any) -> None:
+    """Worker -> parent: JSON bytes only. The parent never unpickles what a process that
+    ran the agent sends (unpickling runs code), and it grades what it reads itself."""
+    conn.send_bytes(json.dumps(message, separators=(",", ":")).encode())
+
+
+def _worker_main(conn: Connection, agent_spec: str, parent_pid: int) -> None:
     # A process group of its own: killing the group takes the agent's subprocesses
     # with it, and a Ctrl-C at the terminal reaches only the parent, which decides.
     os.setpgrp()
@@ -222,15 +229,13 @@ def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: i
 
     proctree.become_subreaper()  # an agent's orphans stay in this tree, killable
     from meridian.evals.agents import load_agent
-    from meridian.evals.graders import grade_task
 
     try:
         agent = load_agent(agent_spec)
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        conn.send(("load_error", describe_exception(exc)))
+        _send(conn, "load_error", describe_exception(exc))
         return
-    conn.send(("ready",))
-    trajectory: Trajectory | None = None
+    _send(conn, "ready", str(agent.name), str(agent.version))
     while True:
         try:
             message = conn.recv()
@@ -239,22 +244,14 @@ def _worker_main(conn: Connection, agent_spec: str, offline: bool, parent_pid: i
         if message is None:
             return
         if message[0] == "run":
-            # Only the AgentTask is in this process while the agent runs: the target and
-            # graders arrive after its answer has gone to the parent (see "grade").
+            # Only the AgentTask is ever in this process: the target and the graders
+            # stay in the parent, which grades the trajectory this worker sends back.
             _, number, shown = message
             kind, payload, _ = _run_agent(agent, shown)
             _reap_orphans()
-            trajectory = payload if kind == "ok" else None
-            conn.send(("ran", number, kind, payload))
-        elif message[0] == "grade":
-            _, number, task = message
-            try:
-                assert trajectory is not None
-                graded = grade_task(task, trajectory, offline=offline)
-                # The parent already holds the trajectory: do not pickle it twice.
-                conn.send(("graded", number, graded.model_copy(update={"trajectory": None})))
-            except Exception as exc:  # noqa: BLE001
-                conn.send(("grade_error", number, describe_exception(exc)))
+            if kind == "ok":
+                payload = payload.model_dump(mode="json")
+            _send(conn, "ran", number, kind, payload)
 
 
 def _reap_orphans() -> None:
@@ -281,12 +278,28 @@ class _Worker:
     job: Job | None = None
     attempt: int = 0
     deadline: float = 0.0
-    grading: bool = False
-    trajectory: Trajectory | None = None
 
     @property
     def pid(self) -> int:
         return int(self.process.pid)
+
+
+@dataclass
+class _Grading:
+    """One trajectory being graded in the parent, on a daemon thread of its own (a
+    grader that hangs on a model API is abandoned at its deadline, never joined)."""
+
+    job: Job
+    attempt: int
+    trajectory: Trajectory
+    deadline: float
+    result: TaskResult | None = None
+    error: str | None = None
+    done: bool = False
+
+
+class _BadMessage(Exception):
+    """A worker sent something that is not the protocol's plain data."""
 
 
 @dataclass
@@ -377,12 +390,17 @@ class _ProcessPool:
         self.workers: list[_Worker] = []
         self.pending: deque[_Pending] = deque()  # ready to go, in job order
         self.delayed: list[_Pending] = []  # retries waiting out their backoff
+        self.grading: list[_Grading] = []  # trajectories graded here, in the parent
+        self.agent_name: str | None = None  # as the first worker reported it
+        self.agent_version: str | None = None
+        self._graded_r, self._graded_w = os.pipe()  # a grading thread finished
+        os.set_blocking(self._graded_r, False)
 
     def _spawn(self) -> _Worker:
         parent_end, child_end = self.context.Pipe()
         process = self.context.Process(
             target=_worker_main,
-            args=(child_end, self.agent_spec, self.options.offline, os.getpid()),
+            args=(child_end, self.agent_spec, os.getpid()),
             daemon=True, name="meridian-eval-worker",
         )
         process.start()
@@ -411,6 +429,8 @@ class _ProcessPool:
             self._loop()
         finally:
             self.shutdown()
+            os.close(self._graded_r)
+            os.close(self._graded_w)
 
     def shutdown(self) -> None:
         for worker in self.workers:
@@ -430,7 +450,8 @@ class _ProcessPool:
         return min(self.options.workers, busy + len(self.pending) + len(self.delayed))
 
     def _loop(self) -> None:
-        while self.pending or self.delayed or any(w.job is not None for w in self.workers):
+        while (self.pending or self.delayed or self.grading
+               or any(w.job is not None for w in self.workers)):
             if self.stop.set:
                 raise KeyboardInterrupt
             while len(self.workers) < self._wanted_workers():
@@ -442,14 +463,17 @@ class _ProcessPool:
             self._dispatch()
             waits = [w.deadline for w in self.workers if w.job is not None or not w.ready]
             waits += [p.not_before for p in self.delayed]
+            waits += [g.deadline for g in self.grading]
             timeout = max(0.0, min(waits) - now) if waits else None
             handles: list[Any] = [w.conn for w in self.workers]
             handles += [w.process.sentinel for w in self.workers]
+            handles.append(self._graded_r)
             if self.stop.wakeup is not None:
                 handles.append(self.stop.wakeup)
             wait_connections(handles, timeout)
             for worker in list(self.workers):
                 self._service(worker)
+            self._collect_grades()
 
     def _dispatch(self) -> None:
         idle = [w for w in self.workers if w.ready and w.job is None]
@@ -457,18 +481,21 @@ class _ProcessPool:
             if not self.pending:
                 return
             item = self.pending.popleft()
-            worker.job, worker.attempt, worker.grading = item.job, item.attempt, False
+            worker.job, worker.attempt = item.job, item.attempt
             worker.deadline = time.monotonic() + item.job.task.effective_timeout_s()
             worker.conn.send(("run", item.job.number, item.job.task.for_agent()))
 
     def _service(self, worker: _Worker) -> None:
         try:
             while worker.conn.poll():
-                self._handle(worker, worker.conn.recv())
+                self._handle(worker, _decode(worker.conn.recv_bytes()))
                 if worker not in self.workers:
                     return
         except (EOFError, OSError):
             pass
+        except _BadMessage as exc:
+            self._misbehaved(worker, str(exc))
+            return
         if worker not in self.workers:
             return
         if not worker.process.is_alive():
@@ -476,51 +503,115 @@ class _ProcessPool:
         elif time.monotonic() >= worker.deadline and (worker.job is not None or not worker.ready):
             self._overran(worker)
 
-    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
-        tag = message[0]
-        if tag == "ready":
+    def _handle(self, worker: _Worker, message: list[Any]) -> None:
+        tag = message[0] if message else None
+        if tag == "ready" and len(message) == 3 and all(isinstance(m, str) for m in message[1:]):
             worker.ready = True
+            if self.agent_name is None:
+                self.agent_name, self.agent_version = message[1], message[2]
             return
-        if tag == "load_error":
+        if tag == "load_error" and len(message) == 2:
             raise MeridianError(f"agent {self.agent_spec!r} failed to load in a worker: {message[1]}")
         job, attempt = worker.job, worker.attempt
-        assert job is not None and message[1] == job.number
-        if tag == "ran":
-            kind, payload = message[2], message[3]
-            if kind == "ok":
-                worker.grading, worker.trajectory = True, payload
-                worker.deadline = time.monotonic() + self.options.grading_timeout_s
-                worker.conn.send(("grade", job.number, job.task))
-                return
-            if kind == "timeout":
-                self._finish(worker, timed_out(job, attempt))
-                return
-            if kind == "transient" and attempt < self.options.max_attempts:
-                delay = self.options.retry_backoff_s * 2 ** (attempt - 1)
-                self.delayed.append(_Pending(job, attempt + 1, time.monotonic() + delay))
-                self._free(worker)
-                return
-            if kind == "transient":
-                self._finish(worker, _infra(
-                    job, f"transient error persisted after {attempt} attempts: {payload}", attempt))
+        if (tag != "ran" or len(message) != 4 or job is None or message[1] != job.number
+                or message[2] not in {"ok", "timeout", "transient", "failed"}):
+            raise _BadMessage("the agent's worker sent a message outside the protocol")
+        kind, payload = message[2], message[3]
+        if kind == "ok":
+            self._free(worker)
+            self._start_grading(job, attempt, payload)
+            return
+        if kind == "timeout":
+            self._finish(worker, timed_out(job, attempt))
+            return
+        if kind == "transient" and attempt < self.options.max_attempts:
+            delay = self.options.retry_backoff_s * 2 ** (attempt - 1)
+            self.delayed.append(_Pending(job, attempt + 1, time.monotonic() + delay))
+            self._free(worker)
+            return
+        if kind == "transient":
+            self._finish(worker, _infra(
+                job, f"transient error persisted after {attempt} attempts: {payload}", attempt))
+        else:
+            self._finish(worker, agent_failed(job, str(payload), attempt))
+
+    def _start_grading(self, job: Job, attempt: int, payload: Any) -> None:
+        """Validate the returned trajectory (plain data) and grade it on a thread here,
+        with graders the agent's process never touched."""
+        from pydantic import ValidationError
+
+        try:
+            trajectory = Trajectory.model_validate(payload)
+        except ValidationError as exc:
+            from meridian import yamlio
+
+            self.collector.add(job, agent_failed(
+                job, f"agent returned something that is not a trajectory: "
+                     f"{yamlio.first_error(exc)}", attempt))
+            return
+        grading = _Grading(job, attempt, trajectory,
+                           time.monotonic() + self.options.grading_timeout_s)
+        self.grading.append(grading)
+        import threading
+
+        threading.Thread(target=self._grade, args=(grading,), daemon=True,
+                         name="meridian-grade").start()
+
+    def _grade(self, grading: _Grading) -> None:
+        from meridian.evals.graders import grade_task
+
+        try:
+            grading.result = grade_task(grading.job.task, grading.trajectory,
+                                        offline=self.options.offline, epoch=grading.job.epoch,
+                                        attempts=grading.attempt)
+        except Exception as exc:  # noqa: BLE001 - a grader's failure is an infra error
+            grading.error = describe_exception(exc)
+        finally:
+            grading.done = True
+            try:
+                os.write(self._graded_w, b"g")
+            except OSError:
+                pass  # the run is over (pipe closed): the result is dropped
+
+    def _collect_grades(self) -> None:
+        try:
+            while os.read(self._graded_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        now = time.monotonic()
+        still: list[_Grading] = []
+        for grading in self.grading:
+            job, attempt = grading.job, grading.attempt
+            if grading.done and grading.result is not None:
+                self.collector.add(job, grading.result)
+            elif grading.done:
+                self.collector.add(job, _infra(job, f"grading failed: {grading.error}", attempt,
+                                               grading.trajectory))
+            elif now >= grading.deadline:
+                # The agent answered; a grader (a model API) hung: not the agent's failure.
+                error = f"grading timed out after {self.options.grading_timeout_s:g}s"
+                self.collector.add(job, _infra(job, error, attempt, grading.trajectory))
+                grading.done = True  # abandoned: its thread's late result is ignored
             else:
-                self._finish(worker, agent_failed(job, str(payload), attempt))
-        elif tag == "graded":
-            graded: TaskResult = message[2]
-            self._finish(worker, graded.model_copy(update={
-                "trajectory": worker.trajectory, "epoch": job.epoch, "attempts": attempt}))
-        elif tag == "grade_error":
-            self._finish(worker, _infra(job, f"grading failed: {message[2]}", attempt,
-                                        worker.trajectory))
+                still.append(grading)
+        self.grading = still
 
     def _free(self, worker: _Worker) -> None:
-        worker.job, worker.grading, worker.trajectory = None, False, None
+        worker.job = None
 
     def _finish(self, worker: _Worker, result: TaskResult) -> None:
         assert worker.job is not None
         job = worker.job
         self._free(worker)
         self.collector.add(job, result)
+
+    def _misbehaved(self, worker: _Worker, message: str) -> None:
+        job, attempt = worker.job, worker.attempt
+        self._retire(worker)
+        if job is None:
+            raise MeridianError(f"agent {self.agent_spec!r}: {message}")
+        self.collector.add(job, agent_failed(job, message, attempt))
 
     def _worker_died(self, worker: _Worker) -> None:
         job, attempt, code = worker.job, worker.attempt, worker.process.exitcode
@@ -530,12 +621,9 @@ class _ProcessPool:
                 raise MeridianError(f"agent {self.agent_spec!r}: a worker exited with code "
                                     f"{code} while loading it")
             return
-        if worker.grading:
-            self.collector.add(job, _infra(job, f"worker died while grading (exit code {code})",
-                                           attempt, worker.trajectory))
-        else:  # the agent took its own process down (os._exit, a crash in native code)
-            self.collector.add(job, agent_failed(
-                job, f"the agent's worker process died (exit code {code})", attempt))
+        # The agent took its own process down (os._exit, a crash in native code).
+        self.collector.add(job, agent_failed(
+            job, f"the agent's worker process died (exit code {code})", attempt))
 
     def _overran(self, worker: _Worker) -> None:
         job, attempt = worker.job, worker.attempt
@@ -543,12 +631,17 @@ class _ProcessPool:
         if job is None:
             raise MeridianError(f"agent {self.agent_spec!r} did not load in a worker within "
                                 f"{WORKER_STARTUP_TIMEOUT_S:.0f}s")
-        if worker.grading:
-            # The agent answered; a grader (a model API) hung: not the agent's failure.
-            error = f"grading timed out after {self.options.grading_timeout_s:g}s; worker killed"
-            self.collector.add(job, _infra(job, error, attempt, worker.trajectory))
-        else:
-            self.collector.add(job, timed_out(job, attempt))
+        self.collector.add(job, timed_out(job, attempt))
+
+
+def _decode(data: bytes) -> list[Any]:
+    try:
+        message = json.loads(data)
+    except ValueError:
+        raise _BadMessage("the agent's worker sent something that is not JSON") from None
+    if not isinstance(message, list):
+        raise _BadMessage("the agent's worker sent a message outside the protocol")
+    return message
 
 
 def _infra(job: Job, error: str, attempts: int, trajectory: Trajectory | None = None) -> TaskResult:
@@ -724,11 +817,13 @@ def run_tasks(
     progress: Progress | None = None,
     shard: runfile.ShardInfo | None = None,
     agent: Any = None,
+    reported: dict[str, str] | None = None,
 ) -> tuple[list[runfile.TaskEntry], bool]:
     """Run ``tasks`` (already filtered, in suite order); (entries in order, interrupted).
 
     ``agent`` is the loaded agent for in-process runs (loaded from ``agent_spec`` when
-    omitted); workers always load their own from ``agent_spec``.
+    omitted); workers always load their own from ``agent_spec``, and then ``reported``
+    receives the ``name`` and ``version`` the first worker's agent has.
     """
     if options.epochs < 1:
         raise MeridianError(f"--epochs must be at least 1, got {options.epochs}")
@@ -751,7 +846,12 @@ def run_tasks(
         if agent is not None and is_async_agent(agent):
             _run_async(agent, jobs, options, collector, stop)
         elif options.isolation:
-            _ProcessPool(agent_spec, options, collector, stop).run(jobs)
+            pool = _ProcessPool(agent_spec, options, collector, stop)
+            try:
+                pool.run(jobs)
+            finally:
+                if reported is not None and pool.agent_name is not None:
+                    reported.update(name=pool.agent_name, version=str(pool.agent_version))
         else:
             if agent is None:
                 from meridian.evals.agents import load_agent
@@ -818,10 +918,17 @@ def run_suite(
 
     tasks = suite.select(tags=tags, limit=limit, offline=options.offline)
     refuse_without_model_key(tasks, offline=options.offline)
-    agent = load_agent(agent_spec)
+    # With isolation on, the agent's code is loaded only in workers, never here: this
+    # process grades, and an agent imported here could patch the graders (or anything).
+    agent = None if options.isolation else load_agent(agent_spec)
+    reported: dict[str, str] = {}
     started_at, started = utc_now(), time.monotonic()
     entries, interrupted = run_tasks(tasks, agent_spec, options, progress=progress, shard=shard,
-                                     agent=agent)
+                                     agent=agent, reported=reported)
+    if agent is None and not reported:
+        agent = load_agent(agent_spec)  # no task ran (nothing selected): only its label
+    name = reported.get("name", str(getattr(agent, "name", agent_spec)))
+    version = reported.get("version", str(getattr(agent, "version", "")))
     # Positions in the selection become positions in the suite, so shards merge back
     # into suite order and runs of different selections line up.
     position = {task.id: i for i, task in enumerate(suite.tasks)}
@@ -833,7 +940,7 @@ def run_suite(
         git=git,
         suite=runfile.SuiteInfo(name=suite.name, hash=suite.hash, path=str(suite.path),
                                 tasks=suite.task_hashes()),
-        agent=runfile.AgentInfo(name=str(agent.name), version=str(agent.version), spec=agent_spec),
+        agent=runfile.AgentInfo(name=name, version=version, spec=agent_spec),
         settings=runfile.Settings(epochs=options.epochs, offline=options.offline,
                                   isolation=options.isolation, tags=sorted(tags), limit=limit,
                                   shard=shard),

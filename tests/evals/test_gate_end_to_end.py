@@ -137,7 +137,7 @@ def test_an_async_agent_runs_50_tasks_10_at_a_time(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "s.yaml", tasks))
     started = time.monotonic()
     result = run_suite(suite, "tests.evals.agents_for_tests:AsyncSleepAgent",
-                       RunOptions(workers=1, max_concurrency=10))
+                       RunOptions(workers=1, max_concurrency=10, isolation=False))
     elapsed = time.monotonic() - started
     assert result.summary.passed == 50 and result.summary.failed == 1
     # Five rounds of 0.3 s; one task at a time would take 15 s.
