@@ -126,6 +126,8 @@ class BaselinePinnedData(BaseModel):
     run_id: str
     commit: str
     previous_run_id: str | None = None
+    # pinned while a Claude Code session was active: never the baseline (evals.pins)
+    agent_session: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,10 @@ class Baseline:
     # Where the tag meridian/baseline/NAME points when that differs from the latest
     # `baseline.pinned` event (moved or deleted outside Meridian: "" for deleted).
     tag_differs: str | None = None
+    # pins made in an agent session after the one this baseline is (evals.pins): never
+    # the baseline, reported; with no pin outside one, run_id is None and commit ""
+    untrusted: tuple[Any, ...] = ()
+    pinned_at: str | None = None  # the time of the event this baseline is
 
 
 def run_path(run_id: str) -> str:
@@ -381,6 +387,11 @@ def _baseline_run(name: str, every: list[Baseline]) -> str:
         raise MeridianError(f"no baseline named {name!r} (baselines: {listed}; "
                             "pin one with `meridian baseline pin NAME [RUN]`)")
     baseline = known[name]
+    if baseline.run_id is None and baseline.untrusted:
+        from meridian.evals.pins import Decision, untrusted_text
+
+        pins = list(baseline.untrusted)
+        raise MeridianError(untrusted_text(Decision(name, pins[-1], None, pins, pins)))
     if baseline.run_id is None:
         raise MeridianError(f"baseline {name!r} points at {baseline.commit}, which wrote no run")
     return baseline.run_id
@@ -410,6 +421,10 @@ def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
     data: dict[str, Any] = {"name": name, "run_id": run_id, "commit": commit}
     if previous_run is not None and previous_run != run_id:
         data["previous_run_id"] = previous_run
+    from meridian.harness import agent_session_active
+
+    if agent_session_active():
+        data["agent_session"] = True
     ledger.emit("baseline.pinned", data, summary=f"baseline {name} -> run {run_id}",
                 trailers={"Meridian-Baseline": name})
     return Baseline(name=name, run_id=run_id, commit=commit)
@@ -582,16 +597,31 @@ def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
 def baselines(ledger: Ledger, *, use_cache: bool = True) -> list[Baseline]:
     """The pinned baselines: from the ``baseline.pinned`` events (see ``pinned``), and a
     tag with no event behind it (pinned before the events existed) as it is."""
+    from meridian.evals.pins import decisions
+
     tags = {name: str(commit) for name, commit in ledger.tags(BASELINE_PREFIX).items()}
     events = pinned(ledger, use_cache=use_cache)
+    decided = decisions(ledger) if events else {}
     out = []
     for name in sorted(set(tags) | set(events)):
         commit = events.get(name, tags.get(name, ""))
         differs = None
         if name in events and tags.get(name) != commit:
             differs = tags.get(name, "")
+        decision = decided.get(name)
+        if decision is not None and decision.untrusted:
+            # the latest pin was made in an agent session: the baseline stays the latest
+            # one made outside it (none: no baseline to compare with)
+            trusted = decision.trusted
+            out.append(Baseline(
+                name=name, commit=trusted.commit if trusted else "",
+                run_id=_run_of_commit(ledger, trusted.commit) if trusted else None,
+                tag_differs=differs, untrusted=tuple(decision.untrusted),
+                pinned_at=trusted.ts if trusted else None))
+            continue
         out.append(Baseline(name=name, run_id=_run_of_commit(ledger, commit), commit=commit,
-                            tag_differs=differs))
+                            tag_differs=differs,
+                            pinned_at=decision.latest.ts if decision is not None else None))
     return out
 
 

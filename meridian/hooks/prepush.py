@@ -251,6 +251,13 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts,
     known = store.baselines(ledger, use_cache=use_cache)
     if warnings is not None:
         for baseline in known:
+            if baseline.untrusted:
+                from meridian.evals.pins import Decision, Pin, untrusted_text
+
+                pins = list(baseline.untrusted)
+                trusted = Pin(baseline.name, baseline.run_id, baseline.commit,
+                              baseline.pinned_at or "", False) if baseline.run_id else None
+                warnings.append(untrusted_text(Decision(baseline.name, pins[-1], trusted, pins)))
             if baseline.tag_differs is not None:
                 where = (f"was moved to {baseline.tag_differs[:12]} outside Meridian"
                          if baseline.tag_differs else
@@ -287,7 +294,8 @@ def _regressions(repo: gitio.Repository, facts: ProjectFacts,
                     f"{check.baseline} (run {check.baseline_run}): " + "; ".join(what)),
             next_step=(f"see `meridian eval compare {check.latest_run} baseline:{check.baseline}`; "
                        "fix the agent and run the suite again, or, if the change is intended, "
-                       f"pin a new baseline: meridian baseline pin {check.baseline} "
+                       "a human pins a new baseline outside an agent session (a pin made in "
+                       f"one is never the baseline): meridian baseline pin {check.baseline} "
                        f"{check.latest_run}"),
             details=report.listed(check.regressions), mechanism=REGRESSION_RULE))
     return refusals

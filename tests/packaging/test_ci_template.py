@@ -126,7 +126,8 @@ def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> di
             output = re.fullmatch(r"\$\{\{ steps\.(\w+)\.outputs\.(\w+) \}\}", value)
             if output:
                 value = outputs.get(output.group(1), {}).get(output.group(2), "")
-            step_env[key] = "" if "${{" in value else value
+            # (an event's expression: what the test says the event holds, else empty)
+            step_env[key] = env_overrides.get(key, "") if "${{" in value else value
         proc = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout,
                               env={**env, **step_env, "GITHUB_OUTPUT": str(output_file)},
                               capture_output=True, text=True, timeout=300, check=False)
@@ -334,3 +335,55 @@ def test_a_state_branch_deleted_from_the_remote_fails_when_it_is_required(
                                AGENT="reference-v1")
     assert lenient["outputs"]["state"] == {"present": "false"}
     assert lenient["outputs"]["compare"] == {"compared": "false", "exit_code": "0"}
+
+
+def test_a_baseline_re_pinned_in_an_agent_session_fails_the_job_until_a_human_re_pins(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """rt4 F3: the agent pins its own regressing run as baseline main and syncs; the job
+    compared with it and said "No regressions". A pin made in an agent session is never
+    the baseline: the job compares with the latest pin made outside one, says who moved
+    the baseline and when, and fails until a human pins it outside an agent session."""
+    project, bare = remote_project
+    human = {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")}
+    subprocess.run([sys.executable, "-m", "meridian", "eval", "run", workflow()["env"]["SUITE"],
+                    "--agent", "reference-v2", "--offline"], cwd=project, env=human, check=True,
+                   capture_output=True)
+    for argv in (["baseline", "pin", "main", "latest"], ["sync"]):
+        subprocess.run([sys.executable, "-m", "meridian", *argv], cwd=project, env=human,
+                       check=True, capture_output=True)
+    good = json.loads(meridian(project, "eval", "list", "-n", "1", "--json"))["run_id"]
+    base = git(project, "rev-parse", "HEAD").strip()
+    # the agent, in its own Claude Code session: runs the regressing agent, re-pins, syncs
+    agent = {**human, "CLAUDECODE": "1"}
+    meridian(project, "eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v1",
+             "--offline", env=agent)
+    bad = json.loads(meridian(project, "eval", "list", "-n", "1", "--json"))["run_id"]
+    pin = subprocess.run([sys.executable, "-m", "meridian", "baseline", "pin", "main", "latest"],
+                         cwd=project, env=agent, capture_output=True, text=True, check=True)
+    assert "pinned in an agent session" in pin.stderr
+    meridian(project, "sync", env=agent)
+    (project / "NOTES.md").write_text("routing simplified\n")
+    git(project, "add", "NOTES.md")
+    git(project, "commit", "-q", "-m", "agent: simplify routing", "--no-verify")
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+    job = run_evaluate_job(checkout_of(bare, tmp_path, "agent-pinned"), tmp_path,
+                           AGENT="reference-v1", RANGE_BASE=base)
+    assert job["outputs"]["baseline"]["run_id"] == good, job["log"]
+    assert job["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, job["log"]
+    assert job["code"] == 1 and job["log"][-1][0] == "Fail on regression"
+    assert f"re-pinned in an agent session to run {bad}" in job["summary"]
+    assert f"B: {good}" in job["summary"] or good in job["summary"]
+    assert "regression" in job["summary"].lower()
+    baseline_log = next(text for name, _, text in job["log"] if name == "Read the pinned baseline")
+    assert "moved since the base" in baseline_log and f"run {bad} pinned" in baseline_log
+    assert "in an agent session" in baseline_log
+    # a human accepts the new behaviour: pins it outside an agent session
+    subprocess.run([sys.executable, "-m", "meridian", "baseline", "pin", "main", bad],
+                   cwd=project, env=human, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "meridian", "sync"], cwd=project, env=human,
+                   check=True, capture_output=True)
+    accepted = run_evaluate_job(checkout_of(bare, tmp_path, "human-pinned"), tmp_path,
+                                AGENT="reference-v1", RANGE_BASE=base)
+    assert accepted["outputs"]["baseline"]["run_id"] == bad, accepted["log"]
+    assert accepted["outputs"]["compare"]["exit_code"] == "0", accepted["log"]
+    assert "re-pinned in an agent session" not in accepted["summary"]
