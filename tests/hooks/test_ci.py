@@ -65,4 +65,4 @@ def test_the_workflow_fetches_state_compares_comments_and_fails() -> None:
     assert comment["continue-on-error"] is True
     compare = next(step for step in steps if step.get("id") == "compare")
     assert "set +e\n" in compare["run"]  # the exit code is kept for the last step
-    assert 'echo "exit_code=$?" >> "$GITHUB_OUTPUT"' in compare["run"]
+    assert "code=$?" in compare["run"] and 'echo "exit_code=$code" >> "$GITHUB_OUTPUT"' in compare["run"]
