@@ -10,7 +10,8 @@ Nothing of the remote is adopted before its history is verified (``check_remote`
 remote whose branch was rewound or rewritten since this clone last fetched it, or whose
 new commits edit or drop a record, add an invalid one, or carry a forged pass (the
 checks of ``meridian verify``), is refused with the commit named, and neither clone's
-branch moves.
+branch moves. Nor is a local branch pushed that was rewound here (``refuse_rewound``:
+a tip the verified-tip marker or git's reflog remembers is no longer on it).
 """
 
 from __future__ import annotations
@@ -95,6 +96,19 @@ def check_remote(ledger: Ledger, remote: str, remote_tip: gitio.Oid,
             f"{str(remote_tip)[:12]}`)")
 
 
+def refuse_rewound(ledger: Ledger, remote: str) -> None:
+    """Never push a branch rewound locally (MeridianError): the remote would take the
+    older history as a fast-forward and what the lost tip recorded (a human's reopen)
+    would be gone for every clone and for CI. Asked after the merge, so a tip the remote
+    still has comes back by itself."""
+    from meridian.verify import rewound, rewound_text
+
+    problem = rewound(ledger)
+    if problem is not None:
+        raise MeridianError(rewound_text(ledger, problem, f"push {ledger.branch} to {remote}")
+                            + "; nothing was pushed")
+
+
 def sync(ledger: Ledger, remote: str) -> SyncResult:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         seen = gitio.ref_target(ledger.repo, ledger.remote_refname(remote))
@@ -114,6 +128,7 @@ def sync(ledger: Ledger, remote: str) -> SyncResult:
         tip = ledger.tip()
         if tip is None:
             return SyncResult(remote, "nothing", 0, False, attempt, None)
+        refuse_rewound(ledger, remote)
         reconcile_baselines(ledger)
         try:
             gitio.push_branch(ledger.repo, remote, ledger.branch, expected_remote=remote_tip,

@@ -328,6 +328,68 @@ def _rewrites_in_reflog(ledger: Ledger, tip: gitio.Oid) -> list[Problem]:
     return problems
 
 
+def rewound(ledger: Ledger) -> Problem | None:
+    """A tip the branch held and no longer contains, not acknowledged: the verified-tip
+    marker's commit, or an earlier tip in git's reflog (``_rewrites_in_reflog``), when it
+    is not an ancestor of the tip now. None when there is none.
+
+    Cheap (no record is read): one ancestry check for the marker, the reflog's newest
+    entries and one walk over the tip's newest commits. What `status`, `gate
+    start|submit|approve` and `meridian sync` ask before believing (or pushing) the
+    branch: a state branch rewound locally (``git update-ref`` to an older commit) hides
+    a reopen or a failed submit that the marker and the reflog both remember."""
+    tip = ledger.tip()
+    if tip is None:
+        return None
+    acknowledged = _read_evidence(evidence_path(ledger, acknowledged=True))
+    cached = read_cache(ledger)
+    if cached:
+        try:
+            kept = gitio.is_ancestor(ledger.repo, gitio.Oid(hex=cached), tip)
+        except (ValueError, KeyError, gitio.GitError):
+            kept = False  # as `_verify` reads it
+        if not kept:
+            problem = Problem(cached, ledger.branch, None, None,
+                              "history rewritten: this previously verified commit is no "
+                              "longer on the branch")
+            if str(problem) not in acknowledged:
+                return _kept(ledger, problem)
+    found = next((p for p in _rewrites_in_reflog(ledger, tip) if str(p) not in acknowledged),
+                 None)
+    return _kept(ledger, found) if found is not None else None
+
+
+def _kept(ledger: Ledger, problem: Problem) -> Problem:
+    """``problem``, kept as evidence (``verify`` would keep it): every command warns of it
+    and a human can acknowledge it."""
+    if str(problem) not in _read_evidence(evidence_path(ledger)):
+        _append_evidence(evidence_path(ledger), [problem])
+    return problem
+
+
+def rewound_text(ledger: Ledger, problem: Problem, action: str | None) -> str:
+    """One line: what was lost, and how to get it back (``action``: what is refused;
+    None: a warning)."""
+    source = "git's reflog" if "reflog" in problem.reason else "the verified-tip marker"
+    tip = ledger.tip()
+    now = str(tip)[:12]
+    try:
+        rewind = tip is not None and gitio.is_ancestor(ledger.repo, tip,
+                                                       gitio.Oid(hex=problem.commit))
+    except (ValueError, KeyError, gitio.GitError):
+        rewind = False
+    head = ((f"refusing to {action}: " if action else "")
+            + f"the state branch {ledger.branch} was "
+            f"{'rewound' if rewind else 'rewritten'} locally: commit {problem.commit[:12]} "
+            f"({source} remembers it as a tip) is no longer on it (now at {now}), so what "
+            "was recorded there (a reopen, a failed submit) is hidden")
+    way = (f"put it back: git update-ref refs/heads/{ledger.branch} {problem.commit}"
+           if rewind else "see `meridian verify`; restore the branch from a clone that has "
+           "it intact")
+    return (f"{head}; {way}, or, if that was meant, a human acknowledges it: meridian verify "
+            "--acknowledge REASON")
+
+
 def evidence_path(ledger: Ledger, *, acknowledged: bool = False) -> Path:
     suffix = ".acknowledged" if acknowledged else ""
     return ledger.local_dir / f"tamper-{ledger.branch.replace('/', '__')}{suffix}.jsonl"

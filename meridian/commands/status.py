@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when a passed gate is stale (its artifacts or its "
                         "definition changed since the verdict, or a gate it needs was "
-                        "reopened) or a pass is forged or inconsistent")
+                        "reopened), a pass is forged or inconsistent, or the state branch "
+                        "was rewound locally")
 
 
 def _last_seen_tip(project: Any) -> str | None:
@@ -156,15 +157,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in text:
             print(line)
-    from meridian.verify import pending_evidence
+    from meridian.verify import pending_evidence, rewound, rewound_text
 
-    evidence = pending_evidence(project.ledger)
+    # A branch rewound here (a tip the verified-tip marker or the reflog remembers is no
+    # longer on it): the gates shown may hide what that tip recorded (a human's reopen).
+    lost = rewound(project.ledger)
+    if lost is not None:
+        print(f"meridian: warning: {rewound_text(project.ledger, lost, None)}", file=sys.stderr)
+    # (``rewound`` keeps what it found as evidence: said above, and no view is stored)
+    evidence = pending_evidence(project.ledger) if lost is None else []
     if evidence:
         print(f"meridian: warning: tampering found earlier and not acknowledged "
               f"({len(evidence)} problem(s)), first: {evidence[0]}; see `meridian verify`; "
               "a human acknowledges it with `meridian verify --acknowledge REASON`",
               file=sys.stderr)
-    elif before is not None and str(before[0]) == str(project.root):
+    elif lost is None and before is not None and str(before[0]) == str(project.root):
         status_view.store(before, facts, json.loads(json.dumps(document)), text)
     forged = [s for s in statuses if s.state == "forged"]
     if args.strict and forged:
@@ -173,4 +180,4 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and stale:
         reasons = "; ".join(f"{s.gate}: {stale_reason(s)}" for s in stale_statuses)
         print(f"meridian: stale gate(s): {reasons}; submit them again", file=sys.stderr)
-    return 1 if args.strict and (stale or forged) else 0
+    return 1 if args.strict and (stale or forged or lost is not None) else 0

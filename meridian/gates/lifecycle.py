@@ -55,6 +55,16 @@ def _require_ledger(project: Project) -> None:
     _catch_up_harness(project)
 
 
+def _refuse_rewound(project: Project, action: str) -> None:
+    """A state branch rewound locally is not believed (``verify.rewound``): the gate
+    states it gives would hide what the lost tip recorded (a human's reopen)."""
+    from meridian.verify import rewound, rewound_text
+
+    problem = rewound(project.ledger)
+    if problem is not None:
+        raise MeridianError(rewound_text(project.ledger, problem, action))
+
+
 def _catch_up_harness(project: Project) -> None:
     """Record harness changes of HEAD that skipped the pre-commit hook (meridian.harness)."""
     from meridian import harness
@@ -82,6 +92,7 @@ def _unmet_text(status: GateStatus, statuses: dict[str, GateStatus]) -> str:
 def start_gate(project: Project, gate: str, estimate_hours: float | None = None) -> Record:
     spec = project.graph.gate(gate)
     _require_ledger(project)
+    _refuse_rewound(project, f"start {gate}")
     if estimate_hours is not None and not (0 < estimate_hours < math.inf):
         raise MeridianError(f"--estimate: expected hours > 0, got {estimate_hours:g}")
     statuses = derive_states(project.ledger, project.graph)
@@ -125,6 +136,7 @@ def submit_gate(project: Project, gate: str, self_score: float | None = None, *,
     """
     spec = project.graph.gate(gate)
     _require_ledger(project)
+    _refuse_rewound(project, f"submit {gate}")
     if self_score is not None and not 0 <= self_score <= 10:
         raise MeridianError(f"--self-score: expected 0-10, got {self_score:g}")
     ledger = project.ledger
@@ -470,6 +482,7 @@ def _calibrate(project: Project, gate: str, status: GateStatus, passed_at: str) 
 def approve_gate(project: Project, gate: str, token: str | None, *, interactive: bool) -> Record:
     spec = project.graph.gate(gate)
     _require_ledger(project)
+    _refuse_rewound(project, f"approve {gate}")
     if spec.approval is None:
         raise MeridianError(f"{gate} has no approval step (no `approval:` in {project.graph.path})")
     if not interactive and not project.config.approval.allow_non_interactive:

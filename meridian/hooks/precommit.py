@@ -149,13 +149,22 @@ def _head_text(repo: gitio.Repository, head: gitio.Oid | None, path: str) -> str
 
 def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                         owners: dict[str, list[str]],
-                        staged: dict[str, gitio.Oid | None]) -> list[Refusal]:
+                        staged: dict[str, gitio.Oid | None], *,
+                        bases: list[gitio.Oid] | None = None,
+                        what: str = "staged files",
+                        fix: str = "fix them and commit again") -> list[Refusal]:
+    """Refusals for the high findings in the lines ``staged`` (path -> new blob id, None:
+    deleted) changes, relative to HEAD (``bases``: relative to each of these commits; a
+    line counts as changed when it differs from every one of them, none: all of it).
+    pre-push calls this with the pushed tip's files and the commits the remote has."""
     from meridian.evaluators.changes import changed_lines, rename_source
 
     texts: dict[str, str] = {}
     changed: dict[str, tuple[tuple[int, int], ...]] = {}
-    head = gitio.head_commit(repo)
-    head_oid = gitio.Oid(hex=head) if head else None
+    if bases is None:
+        head = gitio.head_commit(repo)
+        bases = [gitio.Oid(hex=head)] if head else []
+    head_oid = bases[0] if bases else None
     removed: dict[str, str] | None = None  # files this commit deletes, read when needed
     unreadable: list[str] = []  # staged files that are not text (a source one is a finding)
     for paths in owners.values():
@@ -180,6 +189,9 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                     source = rename_source(text, removed) if removed else None
                     old = None if source is None else removed[source]
                 changed[path] = changed_lines(old, text)
+                for other in bases[1:]:
+                    changed[path] = _common(changed[path],
+                                            changed_lines(_head_text(repo, other, path), text))
     if not texts and not unreadable:
         return []
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
@@ -203,9 +215,9 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
         rules = ", ".join(facts.rule_hint(f"heuristic:{c}") for c in checks)
         files = sorted({i.file for i in mine if i.file})
         refusals.append(Refusal(
-            reason=(f"{len(mine)} high-severity finding(s) in staged files of gate {gate}, "
+            reason=(f"{len(mine)} high-severity finding(s) in {what} of gate {gate}, "
                     f"first {first.where()}: {first.message}"),
-            next_step=(f"fix them and commit again. The checks are rules: {rules}; "
+            next_step=(f"{fix}. The checks are rules: {rules}; "
                        "switching one off takes a recorded reason: "
                        f"meridian rules retire ID --reason WHY, then git add {facts.rules_file}"),
             gate=gate, files=files, mechanism=HEURISTICS_RULE,
@@ -213,6 +225,18 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
             + ([f"... and {len(mine) - MAX_LISTED} more"] if len(mine) > MAX_LISTED else []),
         ))
     return refusals
+
+
+def _common(a: tuple[tuple[int, int], ...],
+            b: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """The line ranges both ``a`` and ``b`` hold."""
+    out = []
+    for start, end in a:
+        for other_start, other_end in b:
+            low, high = max(start, other_start), min(end, other_end)
+            if low <= high:
+                out.append((low, high))
+    return tuple(sorted(out))
 
 
 def _state_gone(repo: gitio.Repository, branch: str, result: Result) -> bool:

@@ -11,6 +11,12 @@ as are deletions. For anything else the push is refused when:
   (``hooks.block_stale_on_push`` in ``.meridian/config.yaml``, on by default);
 - a suite with a pinned baseline has a latest run that regresses against it
   (``meridian.evals.compare``; rule mechanism ``prepush:regression_gate``);
+- what the push adds to the files of gates holds a high finding of the offline scan (a
+  stub, a test that cannot fail): the scan the pre-commit hook runs on staged files
+  (rule mechanism ``hook:staged_heuristics``), over the pushed tip's gate files against
+  the commits the remote has, so a commit made past the pre-commit hook (``git
+  commit-tree``, ``cherry-pick``, ``am``, ``fast-import``, a clone without hooks) is
+  caught here;
 - a pushed commit changes a file of a gate that is locked now (rule mechanism
   ``hook:locked_gate_artifacts``): the commits themselves are read, not the work tree,
   so a ``git commit --no-verify`` that skipped the pre-commit hook is caught here;
@@ -42,6 +48,7 @@ from meridian.hooks.report import Refusal
 SOURCE = "pre-push"
 REGRESSION_RULE = "prepush:regression_gate"
 LOCKED_RULE = "hook:locked_gate_artifacts"
+HEURISTICS_RULE = "hook:staged_heuristics"
 ZERO = "0" * 40
 
 
@@ -200,6 +207,70 @@ def _locked_in_commits(repo: gitio.Repository, facts: ProjectFacts, wanted: list
     return refusals
 
 
+MAX_BASES = 8  # commits the remote has that a pushed line must differ from (merges)
+
+
+def _push_bases(repo: gitio.Repository, ref: PushedRef,
+                pushed: list[gitio.CommitInfo]) -> list[gitio.Oid]:
+    """The commits the remote already has that the push builds on: first the one the
+    pushed tip's first-parent line reaches (the remote's tip, for a fast-forward), then
+    the other parents of pushed commits that are not pushed themselves (merged history).
+    Empty for a history pushed from its root."""
+    inside = {str(info.oid): info for info in pushed}
+    bases: list[gitio.Oid] = []
+    at = inside.get(ref.local_sha)
+    while at is not None:
+        if not at.parents:
+            break
+        first = at.parents[0]
+        at = inside.get(str(first))
+        if at is None:
+            bases.append(first)
+    for info in pushed:
+        for parent in info.parents:
+            if str(parent) not in inside and parent not in bases and len(bases) < MAX_BASES:
+                bases.append(parent)
+    return bases
+
+
+def _stubs_in_push(repo: gitio.Repository, facts: ProjectFacts,
+                   wanted: list[PushedRef]) -> list[Refusal]:
+    """What the pre-commit hook's staged scan (``hook:staged_heuristics``) would refuse,
+    over what the push adds: the pushed tip's gate files against the commits the remote
+    has (``_push_bases``), whatever made the commits (``git commit-tree``, ``cherry-pick``,
+    ``am``, ``fast-import``, a clone without hooks fetched back, ``--no-verify``)."""
+    if not facts.gates:
+        return []
+    from meridian.hooks.precommit import _heuristic_refusals, _owners
+
+    refusals: list[Refusal] = []
+    seen: set[str] = set()
+    for ref in wanted:
+        if ref.local_sha in seen:
+            continue
+        seen.add(ref.local_sha)
+        pushed = _pushed_commits(repo, ref)
+        if not pushed:
+            continue
+        bases = _push_bases(repo, ref, pushed)
+        tip_tree = gitio.commit_tree(repo, gitio.Oid(hex=ref.local_sha))
+        base_tree = gitio.commit_tree(repo, bases[0]) if bases else None
+        files = {path: new for path, _, new in gitio.changed_paths(repo, base_tree, tip_tree)}
+        owners = _owners(facts, sorted(files))
+        if not owners:
+            continue
+        name = ref.local_ref.removeprefix("refs/heads/")
+        commits = ", ".join(str(info.oid)[:10] for info in pushed[:3]) \
+            + (" ..." if len(pushed) > 3 else "")
+        refusals += _heuristic_refusals(
+            repo, facts, owners, files, bases=bases,
+            what=f"the files pushed by {name} (commit(s) {commits})",
+            fix=("fix them in a new commit and push again (a commit made past the pre-commit "
+                 "hook, by `git commit-tree`, `cherry-pick`, `am`, `fast-import` or in a clone "
+                 "without hooks, is scanned here)"))
+    return refusals
+
+
 def _new_token_envs(repo: gitio.Repository, facts: ProjectFacts,
                     wanted: list[PushedRef]) -> list[Refusal]:
     """``approval.token_env`` entries a pushed commit introduced (absent from its parent's
@@ -324,6 +395,9 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
     if pushed and not wanted:
         return result  # only Meridian's own refs, or deletions
     result.checked_refs = [p.local_ref for p in wanted]
+    if facts.is_active(HEURISTICS_RULE):
+        # the content pushed, before anything of the state branch: a stub needs no record
+        result.refusals += _stubs_in_push(repo, facts, wanted)
     if gitio.ref_target(repo, f"refs/heads/{facts.branch}") is None:
         from meridian.hooks.state_gone import missing_state
 
@@ -331,8 +405,9 @@ def check(path: str, stdin: str, *, use_cache: bool = True) -> Result:
         if gone is not None:  # deleted, not "nothing recorded yet"
             result.refusals.append(Refusal(reason=gone[0], next_step=gone[1] + ", then push again"))
         return result  # nothing recorded here yet, so nothing to regress or go stale
-    result.refusals += _integrity(repo, facts, use_cache)
-    if result.refusals:
+    integrity = _integrity(repo, facts, use_cache)
+    result.refusals += integrity
+    if integrity:
         return result
     result.refusals += _new_token_envs(repo, facts, wanted)
     result.refusals += _locked_in_commits(repo, facts, wanted, False)
