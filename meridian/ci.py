@@ -54,6 +54,8 @@ class GateCheck:
     lines: list[str] = field(default_factory=list)
     # What does not reproduce, in a few words each ("its checks fail: `pytest` exit 1").
     reasons: list[str] = field(default_factory=list)
+    # the gate the base defined these files under, when the range renamed it (_renamed_from)
+    renamed_from: str | None = None
 
     def fail(self, reason: str, line: str) -> None:
         self.ok = False
@@ -501,9 +503,30 @@ def _prepare(project: Any, status: Any, worktree: Path,
     check.lines.append(f"artifacts match the verdict's subject {snap.subject[:12]}")
     if base_harness is not None:
         item.old_spec = base_harness.graph.specs.get(status.gate)
+        if item.old_spec is None:
+            item.old_spec = _renamed_from(project, base_harness, snap, check)
         item.base_features_file = base_harness.config.paths.features
         item.from_range = item.old_spec is None or list(item.old_spec.checks) != list(spec.checks)
     return item
+
+
+def _renamed_from(project: Any, base_harness: BaseHarness, snap: Any,
+                  check: GateCheck) -> Any:
+    """For a gate the base did not define: the base's definition of a gate the range
+    removed whose artifacts this gate's files are (a gate renamed in the range), or None.
+    A rename must not escape the re-checks as the base defined the gate: the pass is
+    judged with the old id's checks, scan settings and needs too."""
+    from meridian.gates import globs
+
+    gone = [spec for gate_id, spec in base_harness.graph.specs.items()
+            if gate_id not in project.graph]
+    for old in gone:
+        if any(globs.matches_any(old.artifacts, path) for path in snap.files):
+            check.lines.append(f"new in the range, holding files of gate {old.id}, which the "
+                               f"range removed: checked as the base defined {old.id} too")
+            check.renamed_from = old.id
+            return old
+    return None
 
 
 def _checks_with_features(item: _Recheck, commands: list[Any], worktree: Path, pinned: str,
@@ -826,10 +849,14 @@ def _base_needs(check: GateCheck, project: Any, status: Any, statuses: dict[str,
                 base_harness: BaseHarness | None) -> None:
     """A need the range dropped still counts: a pass whose gate needed X at the base
     rests on X, passed or not, whatever the pushed gates file says now."""
-    if base_harness is None or status.gate not in base_harness.graph.specs:
+    if base_harness is None:
+        return
+    was = base_harness.graph.specs.get(status.gate or "") or base_harness.graph.specs.get(
+        check.renamed_from or "")
+    if was is None:
         return
     now = set(project.graph.gate(status.gate).needs)
-    for need in base_harness.graph.gate(status.gate).needs:
+    for need in was.needs:
         held = statuses.get(need)
         if need in now or (held is not None and held.state == "passed"):
             continue

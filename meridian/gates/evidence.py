@@ -447,6 +447,8 @@ def _check_document(record: Record, path: str, document: dict[str, Any],
 def _current_threshold(graph: Graph, gate: str) -> float | None:
     from meridian.gates.definition import definition
 
+    if gate not in graph:
+        return None  # a gate removed or renamed since: no current threshold to hold it to
     try:
         threshold = definition(graph, gate)["evaluator"]["threshold"]
     except (KeyError, TypeError):

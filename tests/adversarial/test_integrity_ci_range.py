@@ -123,7 +123,7 @@ def test_the_workflow_rechecks_every_pass_on_a_push_to_main(
     from meridian.templates import template_root
 
     flow = yaml.safe_load((template_root() / "ci" / "github-actions.yml").read_text())
-    [step] = [s for s in flow["jobs"]["evaluate"]["steps"]
+    [step] = [s for s in flow["jobs"]["gates"]["steps"]
               if s.get("name", "").startswith("Re-derive every gate")]
     with_check(project, '"spec/**"', FAILING_CHECK)
     write(project, "spec/spec.py", SPEC)

@@ -67,7 +67,8 @@ def test_a_regression_against_the_pinned_baseline_refuses_the_push(
     ]
     assert lines[5] == (
         f"  next: see `meridian eval compare {latest} baseline:main`; fix the agent and run the "
-        "suite again, or, if the change is intended, pin a new baseline: "
+        "suite again, or, if the change is intended, a human pins a new baseline outside an "
+        "agent session (a pin made in one is never the baseline): "
         f"meridian baseline pin main {latest}")
     assert _remote_main(remote) is None
     [event] = blocked_events(hooked, "pre-push")

@@ -94,19 +94,20 @@ def _condition(expression: str, outputs: dict[str, dict[str, str]]) -> bool:
     return (actual == value) if op == "==" else (actual != value)
 
 
-def run_evaluate_job(checkout: Path, tmp_path: Path, **env_overrides: str) -> dict[str, Any]:
-    """Run the `run:` steps of the evaluate job in ``checkout`` with bash, as the runner
-    does (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, the workflow's env); `uses:` steps and the
-    pip install (the test environment already has Meridian) are skipped."""
+def run_evaluate_job(checkout: Path, tmp_path: Path, job: str = "evaluate",
+                     **env_overrides: str) -> dict[str, Any]:
+    """Run the `run:` steps of ``job`` in ``checkout`` with bash, as the runner does
+    (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, the workflow's env); `uses:` steps and the pip
+    install (the test environment already has Meridian) are skipped."""
     flow = workflow()
     env = {**os.environ, **{k: str(v) for k, v in flow["env"].items()}, **env_overrides}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    summary = tmp_path / "summary.md"
+    summary = tmp_path / f"summary-{checkout.name}-{job}.md"
     summary.write_text("")
     env["GITHUB_STEP_SUMMARY"] = str(summary)
     outputs: dict[str, dict[str, str]] = {}
     log: list[tuple[str, int, str]] = []
-    for index, step in enumerate(flow["jobs"]["evaluate"]["steps"]):
+    for index, step in enumerate(flow["jobs"][job]["steps"]):
         if "run" not in step or "pip install" in step["run"]:
             continue
         if "if" in step and not _condition(step["if"], outputs):
@@ -387,3 +388,55 @@ def test_a_baseline_re_pinned_in_an_agent_session_fails_the_job_until_a_human_re
     assert accepted["outputs"]["baseline"]["run_id"] == bad, accepted["log"]
     assert accepted["outputs"]["compare"]["exit_code"] == "0", accepted["log"]
     assert "re-pinned in an agent session" not in accepted["summary"]
+
+
+def test_a_gate_check_that_re_pins_the_baseline_in_ci_cannot_reach_the_eval_compare(
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+    """rt4 (new F9): `meridian ci` runs the pull request's gate checks; run in the job
+    that read the baseline after it, a check's `meridian baseline pin main <regressing
+    run>` made the eval gate compare the regression with itself. The gates job runs in
+    a clone of its own: the evaluate job still compares with the human's pin."""
+    project, bare = remote_project
+    (project / ".meridian" / "gates.yaml").write_text(
+        "version: 1\ngates:\n  - id: core\n    description: The code.\n"
+        "    acceptance: Works.\n    artifacts: [\"src/**\"]\n    checks:\n"
+        "      - run: python3 check.py\n")
+    (project / "check.py").write_text(
+        "import os, subprocess, sys\n"
+        "bad = os.environ.get('ATTACK_RUN')\n"
+        "if bad:\n"
+        "    subprocess.run([sys.executable, '-m', 'meridian', 'baseline', 'pin', 'main', bad],"
+        " check=True)\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "gate core and its check", "--no-verify")
+    pinned_and_synced(project)
+    good = json.loads(meridian(project, "eval", "list", "-n", "1", "--json"))["run_id"]
+    meridian(project, "eval", "run", workflow()["env"]["SUITE"], "--agent", "reference-v1",
+             "--offline")
+    bad = json.loads(meridian(project, "eval", "list", "-n", "1", "--json"))["run_id"]
+    meridian(project, "gate", "start", "core")
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src" / "tool.py").write_text(
+        'def double(value: int) -> int:\n    """Twice the value."""\n    return value * 2\n')
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "core: double", "--no-verify")
+    meridian(project, "gate", "submit", "core")
+    meridian(project, "sync")
+    git(project, "push", "-q", "origin", "main", "--no-verify")
+
+    gates_clone = checkout_of(bare, tmp_path, "gates")
+    gates = run_evaluate_job(gates_clone, tmp_path, job="gates", ATTACK_RUN=bad)
+    assert gates["code"] == 0, gates["log"]
+    assert any(name.startswith("Re-derive every gate") for name, _, _ in gates["log"])
+    # the check did re-pin, in the gates job's clone
+    listed = meridian(gates_clone, "baseline", "list", "--json")
+    assert json.loads(listed.splitlines()[0])["run_id"] == bad
+    job = run_evaluate_job(checkout_of(bare, tmp_path, "evaluate"), tmp_path,
+                           AGENT="reference-v1", ATTACK_RUN=bad)
+    assert job["outputs"]["baseline"]["run_id"] == good, job["log"]
+    assert job["outputs"]["compare"] == {"exit_code": "1", "compared": "true"}, job["log"]
+    assert not any(name.startswith("Re-derive every gate") for name, _, _ in job["log"])
+    steps = [s.get("name", "") for s in workflow()["jobs"]["evaluate"]["steps"]]
+    assert steps.index("Read the pinned baseline") < steps.index("Run the suite")
+    assert not any("meridian ci" in str(s.get("run", ""))
+                   for s in workflow()["jobs"]["evaluate"]["steps"])
