@@ -406,7 +406,9 @@ def test_a_gate_check_that_re_pins_the_baseline_in_ci_cannot_reach_the_eval_comp
         "bad = os.environ.get('ATTACK_RUN')\n"
         "if bad:\n"
         "    subprocess.run([sys.executable, '-m', 'meridian', 'baseline', 'pin', 'main', bad],"
-        " check=True)\n")
+        " capture_output=True)\n"
+        "from src.tool import double\n"
+        "sys.exit(0 if double(3) == 6 and double(0) == 0 else 1)\n")
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "gate core and its check", "--no-verify")
     pinned_and_synced(project)
