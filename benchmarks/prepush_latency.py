@@ -3,10 +3,10 @@ core's artifact file, so the pushed-content scan reads it) to a local bare remot
 10,000 and 100,000 events on the state branch (written with pygit2 plumbing).
 
 - pre-push @N            the stub `meridian hooks install` writes, this version's code
-- pre-push @N [baseline] the same stub with ``PYTHONPATH=DIR`` (``--baseline DIR``: a
-                         folder holding another version's ``meridian`` package, e.g.
-                         ``git archive main meridian | tar -x -C DIR``), so that version
-                         answers (an A/B in one run)
+- pre-push @N, no scan   the same, in a second project whose rule
+                         ``staged-files-checked`` (``hook:staged_heuristics``) is retired:
+                         pre-push without the scan of the pushed content (what it cost
+                         before that scan existed; an A/B in one run, same code)
 - no hook                ``git push --no-verify``, the floor
 
 Each push is preceded (untimed) by one `git commit --no-verify` of a change to
@@ -14,7 +14,6 @@ src/module.py; contenders are interleaved one push at a time. CPU time counts gi
 the hook process.
 
     python benchmarks/prepush_latency.py [--events 10000,100000] [--rounds 8]
-                                         [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -30,8 +29,12 @@ import _bench
 
 
 class Project:
-    def __init__(self, root: Path, events: int) -> None:
+    def __init__(self, root: Path, events: int, *, scan: bool = True) -> None:
         self.root = _bench.make_project(root, events)
+        if not scan:
+            _bench.quiet_meridian(self.root, "rules", "retire", "staged-files-checked",
+                                  "--reason", "benchmark: pre-push without the content scan")
+            _bench.git(self.root, "commit", "-q", "--no-verify", "-am", "retire the scan")
         _bench.quiet_meridian(self.root, "hooks", "install")
         bare = root.parent / f"{root.name}.git"
         _bench.git(root.parent, "init", "-q", "--bare", str(bare))
@@ -58,20 +61,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", default="10000,100000")
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--baseline", type=Path, default=None)
     args = parser.parse_args()
     sizes = [int(s) for s in args.events.split(",") if s]
     cache = tempfile.mkdtemp(prefix="meridian-pycache-")
     os.environ["PYTHONPYCACHEPREFIX"] = cache  # the hook runs from cached bytecode
     with tempfile.TemporaryDirectory(prefix="meridian-prepush-") as tmp:
         projects = {n: Project(Path(tmp) / f"p{n}", n) for n in sizes}
+        plain = {n: Project(Path(tmp) / f"q{n}", n, scan=False) for n in sizes}
         contenders: dict[str, _bench.Contender] = {}
         for size, project in projects.items():
             contenders[f"pre-push @{size:,}"] = _bench.Contender(project.push, project.change)
-            if args.baseline is not None:
-                env = {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
-                contenders[f"pre-push @{size:,} [baseline]"] = _bench.Contender(
-                    lambda p=project, e=env: p.push(env=e), project.change)
+            contenders[f"pre-push @{size:,}, no scan"] = _bench.Contender(
+                plain[size].push, plain[size].change)
         first = projects[min(projects)]
         contenders["no hook"] = _bench.Contender(lambda: first.push("--no-verify"), first.change)
         timings = _bench.interleave(contenders, rounds=args.rounds, per_round=1, warmup=1)
@@ -79,10 +80,9 @@ def main() -> int:
                      reference="no hook")
         for size in sizes:
             name = f"pre-push @{size:,}"
-            if f"{name} [baseline]" in timings:
-                print(f"{name}: this version / baseline, CPU "
-                      f"{_bench.ratio_text(timings[name], timings[f'{name} [baseline]'])}, wall "
-                      f"{_bench.ratio_text(timings[name], timings[f'{name} [baseline]'], 'wall')}")
+            print(f"{name}: with the scan / without, CPU "
+                  f"{_bench.ratio_text(timings[name], timings[f'{name}, no scan'])}, wall "
+                  f"{_bench.ratio_text(timings[name], timings[f'{name}, no scan'], 'wall')}")
     return 0
 
 

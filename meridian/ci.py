@@ -38,6 +38,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from meridian import gitio, yamlio
@@ -975,18 +976,30 @@ def _run_without_graph(path: str, *, base: str | None, remote: str | None,
         raise MeridianError(f"{repo.path}: a bare repository has no work tree to check")
     root = workdir.resolve()
     config = load_config(root)
-    ledger = Ledger(repo, config.branch)
-    report = CiReport(branch=ledger.branch)
+    # the state branch the base's config names, as run_ci takes it (_state_ledger): a
+    # range that removes the graph and renames `branch:` must not point CI at nothing
+    resolved = _resolve_base(root, base)
+    shim = SimpleNamespace(repo=repo, root=root, ledger=Ledger(repo, config.branch))
+    report = CiReport(branch=config.branch, base=resolved)
+    ledger = _state_ledger(shim, resolved, report)
     if fetch:
         _fetch(ledger, remote or config.remote, report)
     head = gitio.head_commit(repo)
     report.head = head
-    report.base = _resolve_base(root, base)
     if head is not None:
         _harness_changes(repo, root, report.base, head, report)
         _suppressions_in_range(root, report.base, head, report)
     shown = gates_path(root, config).relative_to(root).as_posix()
     if not ledger.exists():
+        held = [b for b in _other_state_branches(shim, resolved, ledger.branch)
+                if _branch_held(repo, b, remote or config.remote)]
+        if held:
+            report.problems.append(
+                f"{CONFIG_FILE}: the state branch it names, {ledger.branch}, does not exist, "
+                f"but {', '.join(held)}, named by the config earlier in the history, does: "
+                "a renamed state branch is not \"no gate has passed\"; point `branch:` back "
+                "(or move the state branch with its history) and push it")
+            return report
         report.notes.append(f"no gate graph ({shown}) and no state branch {ledger.branch}: "
                             "nothing to re-check")
         return report

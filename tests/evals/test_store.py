@@ -139,7 +139,8 @@ def test_baselines_tag_the_commit_that_wrote_the_run(ledger: Ledger) -> None:
     assert store.resolve(ledger, "baseline:main") == "aa1111111111"
     assert store.resolve(ledger, "main") == "aa1111111111"
     [event] = [r for r in ledger.records() if r.kind == "baseline.pinned"]
-    assert event.data == {"name": "main", "run_id": "aa1111111111", "commit": first.commit}
+    assert event.data == {"name": "main", "run_id": "aa1111111111", "commit": first.commit,
+                          "agent_session": False}
     # Re-pinning moves the tag and says what it pointed at before.
     store.pin_baseline(ledger, "main", "bb2222222222")
     assert store.resolve(ledger, "baseline:main") == "bb2222222222"
