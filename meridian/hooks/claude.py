@@ -1101,45 +1101,54 @@ def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
 
     import meridian
 
-    package = _real(Path(meridian.__file__).parent)
-    found = [(package, "Meridian's installed package")]
+    raw: list[tuple[str, str]] = [(os.path.dirname(meridian.__file__),
+                                   "Meridian's installed package")]
     with contextlib.suppress(KeyError, OSError):
         paths = sysconfig.get_paths()
-        found.append((_real(paths["purelib"]), "the site-packages Meridian runs from"))
-        found += [(_real(paths[key]), "the Python the hooks run")
-                  for key in ("platlib", "stdlib", "platstdlib") if paths.get(key)]
+        raw.append((paths["purelib"], "the site-packages Meridian runs from"))
+        raw += [(paths[key], "the Python the hooks run")
+                for key in ("platlib", "stdlib", "platstdlib") if paths.get(key)]
     # what the interpreter reads at start-up: sys.path (the hook runs with -I, so it holds
     # the standard library and the site folders only), site.py's own folder, the user site
-    # when it is in play
-    found += [(_real(entry), "the Python the hooks run") for entry in sys.path
-              if entry and os.path.isabs(entry)]
-    found.append((_real(os.path.dirname(os.__file__)), "the Python the hooks run"))
-    if not sys.flags.no_user_site:
-        import site
-
-        with contextlib.suppress(Exception):
-            found.append((_real(site.getusersitepackages()), "the Python the hooks run"))
+    raw += [(entry, "the Python the hooks run") for entry in sys.path
+            if entry and os.path.isabs(entry)]
+    raw.append((os.path.dirname(os.__file__), "the Python the hooks run"))
+    user_base = os.environ.get("PYTHONUSERBASE") if not sys.flags.ignore_environment else None
+    raw.append((os.path.join(user_base or os.path.join(os.path.expanduser("~"), ".local"), "lib",
+                             f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                             "site-packages"), "the Python the hooks run (user site)"))
     # the pre-commit framework's environments (a framework user's Meridian is there)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    found.append((_real(os.environ.get("PRE_COMMIT_HOME") or os.path.join(cache, "pre-commit")),
-                  "the pre-commit framework's hook environments"))
-    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
-        found.append((_real(os.path.join(prefix, "pyvenv.cfg")), "the Python the hooks run"))
-    for folder in {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin"),
-                   os.path.join(sys.prefix, "Scripts")}:
-        for name in ("meridian", "meridian.exe"):
-            script = os.path.join(folder, name)
-            found += [(_real(script), "Meridian's console script"),
-                      (Path(os.path.normpath(script)), "Meridian's console script")]
+    raw.append((os.environ.get("PRE_COMMIT_HOME") or os.path.join(cache, "pre-commit"),
+                "the pre-commit framework's hook environments"))
+    for prefix in (sys.prefix, sys.base_prefix):
+        raw.append((os.path.join(prefix, "pyvenv.cfg"), "the Python the hooks run"))
+    for folder in (os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin")):
+        script = os.path.join(folder, "meridian.exe" if os.name == "nt" else "meridian")
+        raw += [(script, "Meridian's console script")]
+    found: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for text, name in raw:
+        if text in seen:
+            continue
+        seen.add(text)
+        found.append((_real(text), name))
+        if name == "Meridian's console script":
+            found.append((Path(os.path.normpath(text)), name))  # as named (a symlink)
     return tuple(dict.fromkeys((path, name) for path, name in found
                                if _installed_counts(path, root)))
+
+
+_PREFIXES: list[Path] = []
 
 
 def _prefixes() -> list[Path]:
     import sys
 
-    return [_real(p) for p in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                             sys.base_exec_prefix))]
+    if not _PREFIXES:
+        _PREFIXES.extend(_real(p) for p in dict.fromkeys(
+            (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)))
+    return _PREFIXES
 
 
 def _installed_counts(path: Path, root: Path) -> bool:
@@ -1147,12 +1156,17 @@ def _installed_counts(path: Path, root: Path) -> bool:
     the root or a folder holding it (every write would be denied); inside the work tree
     only within an interpreter's prefix (a project's own ``.venv``), not a source folder
     on ``sys.path`` (an editable install, Meridian developed in this work tree)."""
-    if path == root or path in root.parents:
+    # (strings, not Path.parents: this runs for every location on each call that writes)
+    mine, top = str(path), str(root).rstrip("/") + "/"
+    if mine == top[:-1] or top.startswith(mine.rstrip("/") + "/"):
         return False
-    if root not in path.parents:
+    if not mine.startswith(top):
         return True
-    return any(prefix != root and root in prefix.parents
-               and (path == prefix or prefix in path.parents) for prefix in _prefixes())
+    for prefix in _prefixes():
+        where = str(prefix)
+        if where.startswith(top) and (mine == where or mine.startswith(where + "/")):
+            return True
+    return False
 
 
 def _interpreters(root: Path) -> tuple[tuple[Path, str], ...]:
