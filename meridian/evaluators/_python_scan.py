@@ -42,8 +42,18 @@ NOOP_NAME = re.compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|dummy|ignore|ignore
                        r"passthrough|pass_through)(?:_|$)|^_?noop", re.IGNORECASE)
 # Classes whose empty methods are the point: null objects, bases, mixins, interfaces.
 NULL_CLASS = re.compile(r"^_*(?:Null|Noop|NoOp|Nop|Dummy|Fake|Stub|Mock|Default|Base|Abstract|"
-                        r"Empty|Silent|Nothing)|(?:Base|Mixin|Interface|Protocol|ABC|Null|Noop|"
-                        r"Dummy|Handler|Hooks?|Visitor|Listener|Observer|Callbacks?)$")
+                        r"Empty|Silent|Nothing|Ignored|Ignoring|Inert|Discarding)|"
+                        r"(?:Base|Mixin|Interface|Protocol|ABC|Null|Noop|Dummy)$")
+# Classes named for a role whose methods a subclass or a caller fills in: empty methods
+# are their defaults when the class says so (a docstring), has bases, or is derived from.
+ROLE_CLASS = re.compile(r"(?:Handler|Hooks?|Visitor|Listener|Observer|Callbacks?)$")
+# Names of null objects that raising NotImplementedError contradicts less than a
+# `Default...` implementation does (a default is expected to work).
+RAISE_BASE_CLASS = re.compile(r"^_*(?:Null|Noop|NoOp|Nop|Dummy|Fake|Stub|Mock|Base|Abstract|"
+                              r"Empty|Silent|Nothing)|(?:Base|Mixin|Interface|Protocol|ABC)$")
+# Set-up and tear-down hooks a framework calls and a subclass overrides (empty by default).
+HOOK_METHOD = re.compile(r"^(?:setUp|tearDown|asyncSetUp|asyncTearDown)(?:Class|Module)?$|"
+                         r"^(?:setup|teardown)(?:_method|_class|_module|_function)?$")
 # A comment or class docstring saying an empty body is on purpose.
 NOOP_SAID = re.compile(r"\bno[- ]?ops?\b|\bdoes\s+nothing\b|\bdo\s+nothing\b|\bnothing\s+to\s+do\b|"
                        r"\bintentionally\b|\bon\s+purpose\b|\bdeliberately\b|\bnull\s+object\b|"
@@ -67,7 +77,8 @@ EXCEPTION_BASE = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt)$")
 NOT_RAISE = re.compile(r"(?:^|_)(?:does_?not_?raise|doesnt_?raise|not_?raises?|no_?raise|"
                        r"should_?not_?raise|must_?not_?raise|no_?errors?|no_?exceptions?|"
                        r"does_?not_?fail|doesnt_?fail|does_?not_?crash|doesnt_?crash|no_?crash|"
-                       r"smoke|without_?(?:error|exception|raising|crash\w*))(?:_|$)",
+                       r"smoke|without_?(?:error|exception|raising|crash\w*)|"
+                       r"hashable|picklable|pickleable|importable|imports?)(?:_|$)",
                        re.IGNORECASE)
 NOT_RAISE_SAID = re.compile(
     r"\b(?:does\s*n[o']t|do\s*n[o']t|must\s+not|should\s+not|shouldn't|won't|will\s+not|"
@@ -725,22 +736,28 @@ class _Scanner:
             return True
         if name.startswith("__") and name.endswith("__"):
             return True
+        if fn.cls is not None and HOOK_METHOD.match(name):
+            return True  # a framework's default hook (unittest's asyncSetUp), overridden
         if self._comment_says_no_op(fn):
             return True
         if fn.cls is None:
             # `# pragma: no cover` marks a base class's contract, not a module function
             # (appending it to a stub must not make the stub clean).
             return False
-        if self._pragma_no_cover(fn.start, *(s.lineno for s in fn.node.body)):
+        if self._pragma_no_cover(fn.start, *(s.lineno for s in fn.node.body)) \
+                and not self._plain_class(fn.cls):
             return True
-        if "docstring" in body:
+        if "docstring" in body and not self._concrete_docstring_only(fn):
             return True  # a default hook that says what it is for
         cls = fn.cls
         bases = {_dotted(b.value if isinstance(b, ast.Subscript) else b).split(".")[-1]
                  for b in cls.bases}
         if NULL_CLASS.search(cls.name) or cls.name in self.subclassed:
             return True
-        if any(EXCEPTION_BASE.search(b) or NULL_CLASS.search(b) for b in bases):
+        if ROLE_CLASS.search(cls.name) and (bases or ast.get_docstring(cls) is not None):
+            return True
+        if any(EXCEPTION_BASE.search(b) or NULL_CLASS.search(b) or ROLE_CLASS.search(b)
+               for b in bases):
             return True
         said = ast.get_docstring(cls) or ""
         if NOOP_SAID.search(said) and not UNFINISHED_SAID.search(said):
@@ -754,6 +771,33 @@ class _Scanner:
         # agent's `class PaymentService:` with every method `pass`), not an idiom.
         return len(methods) > 1 and ast.get_docstring(cls) is not None and all(
             _empty_body_kind(m.body) is not None for m in methods)
+
+    def _plain_class(self, cls: ast.ClassDef) -> bool:
+        """A class that is no base of anything: no bases of its own, no docstring, not
+        derived from in the scanned tree, not named as a null object or a role."""
+        bases = [b for b in cls.bases if _dotted(b) not in ("object", "")]
+        return not bases and not cls.keywords and cls.name not in self.subclassed \
+            and ast.get_docstring(cls) is None and not NULL_CLASS.search(cls.name) \
+            and not ROLE_CLASS.search(cls.name)
+
+    def _concrete_docstring_only(self, fn: _Function) -> bool:
+        """A method that is only a docstring saying what it does, in a plain class whose
+        other methods do work (``Cart.checkout`` documented, never written): a stub,
+        not a documented default hook."""
+        cls = fn.cls
+        if cls is None or not self._plain_class(cls):
+            return False
+        name = fn.node.name
+        if name.startswith("__") or NOOP_NAME.search(name) or HOOK_METHOD.match(name):
+            return False
+        doc = ast.get_docstring(fn.node) or ""
+        if RESULT_EMPTY_SAID.search(doc) or NOOP_SAID.search(doc) \
+                or re.search(r"\b(?:called|invoked|override|overridden|by\s+default|"
+                             r"subclass\w*|hook)\b", doc, re.IGNORECASE):
+            return False
+        return any(f"{cls.name}.{m.name}" in self.implemented for m in cls.body
+                   if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and m.name != name and not m.name.startswith("__"))
 
     def _comment_says_no_op(self, fn: _Function) -> bool:
         """A comment in the function, or right above it, saying the empty body is on
@@ -778,14 +822,17 @@ class _Scanner:
             return True
         if owner is None or owner.cls is None:
             return False  # a module function's raise is a stub, pragma or not
-        if self._pragma_no_cover(node.lineno, owner.start):
-            return True
+        if self._pragma_no_cover(node.lineno, owner.start) \
+                and not self._plain_class(owner.cls):
+            return True  # a base's contract; in a plain class the pragma hides a stub
         cls = owner.cls
         bases = {_dotted(b.value if isinstance(b, ast.Subscript) else b).split(".")[-1]
                  for b in cls.bases}
         name = owner.node.name
-        return bool(NULL_CLASS.search(cls.name) or cls.name in self.subclassed
-                    or bases & {"ABC", "Protocol"} or any(NULL_CLASS.search(b) for b in bases)
+        return bool(RAISE_BASE_CLASS.search(cls.name) or cls.name in self.subclassed
+                    or (ROLE_CLASS.search(cls.name) and not self._plain_class(cls))
+                    or bases & {"ABC", "Protocol"}
+                    or any(NULL_CLASS.search(b) or ROLE_CLASS.search(b) for b in bases)
                     or (name.startswith("__") and name.endswith("__")))
 
     def _dispatch_base(self, owner: _Function) -> bool:
@@ -812,7 +859,8 @@ class _Scanner:
             if body is None:
                 self.empty_result(fn)
                 continue
-            if body == "a docstring" and fn.cls is not None:
+            if body == "a docstring" and fn.cls is not None \
+                    and not self._concrete_docstring_only(fn):
                 continue
             if self._idiomatic_no_op(fn, body):
                 continue
@@ -902,6 +950,8 @@ class _Scanner:
             node.returns is not None and not _optional_annotation(node.returns))
         if not promised or _says_result_is_empty(doc) or self._comment_says_no_op(fn):
             return
+        if fn.cls is not None and not self._plain_class(fn.cls):
+            return  # a method of a base, a subclass or a documented class: its contract
         if self._idiomatic_no_op(fn, "a return"):
             return
         shown = ast.unparse(body[-1])
