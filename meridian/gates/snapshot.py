@@ -253,6 +253,9 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
         return Snapshot(tip=None, folds={}, last_ts=None, source="empty")
     tip = str(tip_oid)
     path = cache_path(repo, branch)
+    folded = None if use_cache else _FOLDED_HERE.get((str(path), tip))
+    if folded is not None:  # folded from the root by this process, at this very tip
+        return folded
     cached = _read_cache(path) if use_cache else None
     if cached is not None and cached["tip"] == tip:
         return _from_cache(cached, "cache", (repo, branch))
@@ -263,6 +266,7 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
     snapshot = None
     if cached is not None and cached["aux"]["exact"]:
         snapshot = _catch_up(ledger, cached, path, tip_oid)
+    recomputed = snapshot is None
     if snapshot is None:
         snapshot = _recompute(ledger, tip_oid)
         fields = _fold_fields()
@@ -271,7 +275,17 @@ def load_snapshot(repo: gitio.Repository, branch: str, *, use_cache: bool = True
         fields = cached["fields"]
     _write_cache(path, snapshot, fields)
     snapshot.fields, snapshot.origin = fields, (repo, branch)
+    if recomputed and not use_cache:
+        if len(_FOLDED_HERE) >= 8:
+            _FOLDED_HERE.clear()
+        _FOLDED_HERE[(str(path), tip)] = snapshot
     return snapshot
+
+
+# Snapshots this process folded from the root, by cache path and tip: memory no other
+# process can write, so a second ``load_snapshot(use_cache=False)`` at the same tip (the
+# pre-push hook asks for the locked gates and for the stale ones) is not folded again.
+_FOLDED_HERE: dict[tuple[str, str], Snapshot] = {}
 
 
 def _as_json(folds: dict[str, GateFold]) -> dict[str, dict[str, Any]]:

@@ -3443,6 +3443,11 @@ def _meridian_guarded(args: list[str]) -> str | None:
         return "uninstall"
     if words[:2] == ["gate", "approve"]:
         return "approve"
+    if words[:2] == ["baseline", "pin"]:
+        return "pin"
+    if words[:1] == ["verify"] and any(a == "--acknowledge" or a.startswith("--acknowledge=")
+                                       for a in args):
+        return "acknowledge"
     return None
 
 
@@ -3538,7 +3543,13 @@ def _python_runs_meridian(words: list[str]) -> list[str] | None:
             return None
         if arg == "-c" or (not arg.startswith("--") and arg.endswith("c") and len(arg) > 2):
             code = words[index + 1] if index + 1 < len(words) else ""
-            return ["gate", "approve"] if ("meridian" in code and "approve" in code) else None
+            if "meridian" not in code:
+                return None
+            if "approve" in code:
+                return ["gate", "approve"]
+            if "pin" in code and "baseline" in code:
+                return ["baseline", "pin"]
+            return ["verify", "--acknowledge"] if "acknowledge" in code else None
         if arg == "-m" or (not arg.startswith("--") and arg.endswith("m") and len(arg) > 2):
             module = words[index + 1] if index + 1 < len(words) else ""
             return words[index + 2:] if module == "meridian" else None
@@ -3553,7 +3564,8 @@ def hook_bypasses(command: str, state_branch: str = "meridian/state",
     accepts, ``git -c core.hooksPath=...``, ``GIT_CONFIG_*`` or ``HOME`` set for a git
     command, ``git config`` of hooksPath, include.path, hook-skipping aliases),
     ``state-branch`` (moving, deleting or force-pushing it), ``uninstall`` (``meridian
-    hooks uninstall``), ``approve`` (``meridian gate approve``)."""
+    hooks uninstall``), ``approve`` (``meridian gate approve``), ``pin`` (``meridian
+    baseline pin``), ``acknowledge`` (``meridian verify --acknowledge``)."""
     found: list[tuple[str, str]] = []
     try:
         commands = _simple_commands(command)

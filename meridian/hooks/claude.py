@@ -1231,6 +1231,10 @@ BYPASS_REASONS = {
                   "is in your way, fix what it reports or ask the user."),
     "approve": ("would approve a gate. Approval is a human's decision: ask the user to run "
                 "it."),
+    "pin": ("would pin a baseline: accepting the runs it is compared with is a human's "
+            "decision. If the regression is intended, ask the user to pin it."),
+    "acknowledge": ("would acknowledge tampering with Meridian's records, which only a human "
+                    "may do: ask the user to look at what `meridian verify` reports."),
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from meridian.hooks.prepush import PushedRef, parse_refs, relevant
-from meridian.ledger import Ledger, Write
+from meridian.ledger import EVENTS, Ledger, Write
 from tests.conftest import git
 from tests.hooks.conftest import CLEAN_MODULE, Proc, blocked_events, head, run_git, write
 
@@ -218,3 +218,35 @@ def test_a_trial_run_is_passed_over_with_a_warning_and_the_full_run_before_it_ch
     result = run_git(hooked, "push", "-q", "origin", "main")
     assert result.code == 1, result
     assert f"the latest run {full} regresses against baseline main" in result.err
+
+
+def test_the_push_folds_the_gates_from_the_root_once(hooked: Path, remote: Path,
+                                                     cli: Callable[..., Proc],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-push derives the gate fold from the root (never from the cache file), and
+    asks for it twice (locked gates, stale gates): the second is this process's fold."""
+    from meridian.gates import snapshot
+    from meridian.hooks import prepush
+
+    _pass_schema(hooked, cli)
+    write(hooked, "schema/shapes.py", CLEAN_MODULE + "\n\nUNIT = 1.0\n")
+    git(hooked, "commit", "-q", "-a", "--no-verify", "-m", "schema: unit")
+    folds: list[str] = []
+    real = snapshot._recompute
+
+    def counted(ledger: Ledger, tip: object) -> snapshot.Snapshot:
+        folds.append(str(tip))
+        return real(ledger, tip)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshot, "_recompute", counted)
+    snapshot._FOLDED_HERE.clear()
+    local = head(hooked)
+    result = prepush.check(str(hooked), f"refs/heads/main {local} refs/heads/main {'0' * 40}\n")
+    assert [r.reason for r in result.refusals if "stale" in r.reason], result.refusals
+    assert len(folds) == 1, folds
+    # a later push at a new tip folds again: the memory is per tip
+    ledger = Ledger.open(hooked)
+    ledger.commit(Write(summary="a block").add(
+        EVENTS, ledger.record("gate.blocked", {"source": "gate", "reason": "elsewhere"})))
+    prepush.check(str(hooked), f"refs/heads/main {local} refs/heads/main {'0' * 40}\n")
+    assert len(folds) == 2 and folds[0] != folds[1], folds
