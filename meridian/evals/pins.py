@@ -14,8 +14,8 @@ the variables or appends the event with git plumbing is the documented residual 
 for a forged ``gate.approved``): branch protection on the state branch and a human
 merging are what make a pin binding.
 
-Only the shards that mention the kind are split and parsed (as ``store.pinned``), and
-a pin whose commit is not a run's commit on this branch (hand-written or foreign) is
+The pins are read by ``store.pin_rows`` (the shards that mention the kind, and the
+cache of each shard's pins confirmed on the lines the answer rests on), and a pin whose commit is not a run's commit on this branch (hand-written or foreign) is
 left out.
 """
 
@@ -54,33 +54,19 @@ class Decision:
     pins: list[Pin] = field(default_factory=list)  # every pin of the name, oldest first
 
 
-def history(ledger: Any) -> dict[str, list[Pin]]:
-    """``name -> pins`` in ledger order (the order they were appended, not by time)."""
+def history(ledger: Any, rows: list[list[Any]] | None = None) -> dict[str, list[Pin]]:
+    """``name -> pins`` in ledger order (the order they were appended, not by time), from
+    ``store.pin_rows`` (the rows it read, when the caller has them)."""
     from meridian import gitio
-    from meridian.ledger import EVENTS
 
-    needle = f'"{KIND}"'.encode()
+    if rows is None:
+        from meridian.evals.store import pin_rows
+
+        rows = pin_rows(ledger)
     found: dict[str, list[Pin]] = {}
-    tree = ledger.tree()
-    if tree is None:
-        return {}
-    for path in ledger.shards(EVENTS):
-        obj = gitio.tree_entry(ledger.repo, tree, path)
-        data = (gitio.blob_data(obj) or b"") if obj is not None else b""
-        if needle not in data:
-            continue
-        for number, line in enumerate(data.splitlines(), start=1):
-            if needle not in line:
-                continue
-            record = ledger._quick_record(line, f"{path}:{number}")
-            if record.kind != KIND:
-                continue
-            name, commit, run_id = (record.data.get(k) for k in ("name", "commit", "run_id"))
-            if not isinstance(name, str) or not isinstance(commit, str):
-                continue
-            found.setdefault(name, []).append(Pin(
-                name=name, run_id=run_id if isinstance(run_id, str) else "", commit=commit,
-                ts=str(record.ts), agent_session=record.data.get("agent_session") is True))
+    for _, name, commit, run_id, ts, agent in rows:
+        found.setdefault(name, []).append(Pin(name=name, run_id=run_id, commit=commit, ts=ts,
+                                              agent_session=agent))
     tip = ledger.tip()
     on_branch: dict[str, bool] = {}
 
@@ -97,10 +83,10 @@ def history(ledger: Any) -> dict[str, list[Pin]]:
             if (kept := [p for p in pins if known(p.commit)])}
 
 
-def decisions(ledger: Any) -> dict[str, Decision]:
+def decisions(ledger: Any, rows: list[list[Any]] | None = None) -> dict[str, Decision]:
     """``name -> Decision`` for every baseline with at least one pin on the branch."""
     out: dict[str, Decision] = {}
-    for name, pins in history(ledger).items():
+    for name, pins in history(ledger, rows).items():
         trusted = next((p for p in reversed(pins) if not p.agent_session), None)
         after = pins[pins.index(trusted) + 1:] if trusted is not None else pins
         out[name] = Decision(name=name, latest=pins[-1], trusted=trusted,

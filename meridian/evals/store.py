@@ -430,7 +430,7 @@ def pin_baseline(ledger: Ledger, name: str, run_id: str) -> Baseline:
     return Baseline(name=name, run_id=run_id, commit=commit)
 
 
-PINS_VERSION = 1
+PINS_VERSION = 2  # 2: each pin with its run id, time and agent-session mark
 _PIN_NEEDLE = b'"baseline.pinned"'
 
 
@@ -442,7 +442,8 @@ def pins_cache_path(ledger: Ledger) -> Path:
 
 
 def _shard_pins(ledger: Ledger, path: str, data: bytes) -> list[list[Any]]:
-    """``[line number, name, commit]`` of each ``baseline.pinned`` event in a shard's bytes."""
+    """``[line number, name, commit, run id, time, agent session]`` of each
+    ``baseline.pinned`` event in a shard's bytes (the fields ``pins.Pin`` holds)."""
     out: list[list[Any]] = []
     if _PIN_NEEDLE not in data:
         return out
@@ -452,9 +453,10 @@ def _shard_pins(ledger: Ledger, path: str, data: bytes) -> list[list[Any]]:
         record = ledger._quick_record(line, f"{path}:{number}")
         if record.kind != "baseline.pinned":
             continue
-        name, commit = record.data.get("name"), record.data.get("commit")
+        name, commit, run_id = (record.data.get(k) for k in ("name", "commit", "run_id"))
         if isinstance(name, str) and isinstance(commit, str):
-            out.append([number, name, commit])
+            out.append([number, name, commit, run_id if isinstance(run_id, str) else "",
+                        str(record.ts), record.data.get("agent_session") is True])
     return out
 
 
@@ -483,8 +485,9 @@ def _read_pins_cache(ledger: Ledger) -> tuple[str, dict[str, tuple[str, list[lis
         out: dict[str, tuple[str, list[list[Any]]]] = {}
         for path, blob, pins in shards:
             if not (isinstance(path, str) and isinstance(blob, str) and isinstance(pins, list)
-                    and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
-                            and isinstance(p[1], str) and isinstance(p[2], str) for p in pins)):
+                    and all(isinstance(p, list) and len(p) == 6 and type(p[0]) is int
+                            and all(isinstance(v, str) for v in p[1:5])
+                            and type(p[5]) is bool for p in pins)):
                 return None
             out[path] = (blob, pins)
         return tip, out
@@ -507,19 +510,23 @@ def _write_pins_cache(ledger: Ledger, tip: str, shards: list[Any]) -> None:
         pass  # a cache that cannot be written is recomputed next time
 
 
-def _confirmed(ledger: Ledger, tree: Any, path: str, number: int, name: str, commit: str) -> bool:
-    """Whether line ``number`` of shard ``path`` at ``tree`` is a pin of ``name`` at ``commit``."""
+def _confirmed(ledger: Ledger, tree: Any, path: str, rows: list[list[Any]]) -> bool:
+    """Whether the lines of shard ``path`` at ``tree`` that ``rows`` name are those pins."""
     from meridian import gitio
 
     obj = gitio.tree_entry(ledger.repo, tree, path)
     lines = (gitio.blob_data(obj) or b"").splitlines() if obj is not None else []
-    if not 0 < number <= len(lines):
-        return False
-    try:
-        found = _shard_pins(ledger, path, lines[number - 1])
-    except MeridianError:
-        return False
-    return found == [[1, name, commit]]
+    for row in rows:
+        number = row[0]
+        if not 0 < number <= len(lines):
+            return False
+        try:
+            found = _shard_pins(ledger, path, lines[number - 1])
+        except MeridianError:
+            return False
+        if found != [[1, *row[1:]]]:
+            return False
+    return True
 
 
 def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
@@ -545,53 +552,64 @@ def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
     ``use_cache=False`` (``meridian ci``, ``meridian sync``) reads no cache.
     """
     from meridian import gitio
-    from meridian.ledger import EVENTS
 
-    tree = ledger.tree()
     tip = ledger.tip()
-    if tree is None or tip is None:
-        return {}
-    cached = _read_pins_cache(ledger) if use_cache else None
-    known = cached[1] if cached is not None else {}
-    shards: list[list[Any]] = []
-    from_cache: set[str] = set()
-    if cached is not None and cached[0] == str(tip):
-        shards = [[path, blob, pins] for path, (blob, pins) in known.items()]
-        from_cache = set(known)
-    else:
-        for path in ledger.shards(EVENTS):
-            try:
-                oid = tree[path].id  # the entry's id: the blob itself is not loaded
-            except KeyError:
-                continue
-            blob = str(oid)
-            hit = known.get(path)
-            if hit is not None and hit[0] == blob:
-                shards.append([path, blob, hit[1]])
-                from_cache.add(path)
-            else:
-                data = gitio.blob_data(ledger.repo[oid]) or b""
-                shards.append([path, blob, _shard_pins(ledger, path, data)])
-    latest: dict[str, tuple[str, str, int]] = {}  # name -> (commit, shard, line)
-    for path, _, pins in shards:  # shards oldest first, lines in append order
-        for number, name, commit in pins:
-            latest[name] = (commit, path, number)
-    if from_cache and not all(
-            _confirmed(ledger, tree, path, number, name, commit)
-            for name, (commit, path, number) in latest.items() if path in from_cache):
-        return pinned(ledger, use_cache=False)  # the file lied: read every shard
-    if cached is None or cached[0] != str(tip):  # (use_cache=False: the truth replaces any file)
-        _write_pins_cache(ledger, str(tip), shards)
+    latest: dict[str, str] = {}
+    for row in pin_rows(ledger, use_cache=use_cache):  # ledger order: the last one wins
+        latest[row[1]] = row[2]
     out: dict[str, str] = {}
-    for name, (commit, _, _) in latest.items():
+    for name, commit in latest.items():
         try:
             oid = gitio.Oid(hex=commit)
-            if not gitio.is_ancestor(ledger.repo, oid, tip):
+            if tip is None or not gitio.is_ancestor(ledger.repo, oid, tip):
                 continue
         except (ValueError, KeyError, gitio.GitError):
             continue  # a hand-written or foreign event: not a pin of this branch
         out[name] = commit
     return out
+
+
+def pin_rows(ledger: Ledger, *, use_cache: bool = True) -> list[list[Any]]:
+    """Every ``baseline.pinned`` event of the branch as a ``_shard_pins`` row, in ledger
+    order (shards oldest first, lines in append order), read as ``pinned`` says: from the
+    cache of each shard's pins where the shard's blob is the one it read, the rest from
+    the branch; every row taken from the cache is confirmed on the tip's own line, and a
+    cache that fails is dropped and every shard read."""
+    from meridian import gitio
+    from meridian.ledger import EVENTS
+
+    tree = ledger.tree()
+    tip = ledger.tip()
+    if tree is None or tip is None:
+        return []
+    cached = _read_pins_cache(ledger) if use_cache else None
+    known = cached[1] if cached is not None else {}
+    shards: list[list[Any]] = []
+    from_cache: set[str] = set()
+    # the branch's own shard listing gives the order (never the file's), and a shard is
+    # taken from the cache only where its blob id is the one the cache read
+    for path in ledger.shards(EVENTS):
+        try:
+            oid = tree[path].id  # the entry's id: the blob itself is not loaded
+        except KeyError:
+            continue
+        blob = str(oid)
+        hit = known.get(path)
+        if hit is not None and hit[0] == blob:
+            shards.append([path, blob, sorted(hit[1], key=lambda row: row[0])])
+            from_cache.add(path)
+        else:
+            data = gitio.blob_data(ledger.repo[oid]) or b""
+            shards.append([path, blob, _shard_pins(ledger, path, data)])
+    rows = [(path, row) for path, _, pins in shards for row in pins]
+    # every pin taken from the cache is confirmed on the tip's own line (only the few
+    # shards that hold pins are read): a forged file cannot add, move or re-mark a pin
+    if not all(_confirmed(ledger, tree, path, [row for p, row in rows if p == path])
+               for path in {p for p, _ in rows if p in from_cache}):
+        return pin_rows(ledger, use_cache=False)  # the file lied: read every shard
+    if cached is None or cached[0] != str(tip):  # (use_cache=False: the truth replaces any file)
+        _write_pins_cache(ledger, str(tip), shards)
+    return [row for _, row in rows]
 
 
 def baselines(ledger: Ledger, *, use_cache: bool = True) -> list[Baseline]:
@@ -600,8 +618,9 @@ def baselines(ledger: Ledger, *, use_cache: bool = True) -> list[Baseline]:
     from meridian.evals.pins import decisions
 
     tags = {name: str(commit) for name, commit in ledger.tags(BASELINE_PREFIX).items()}
-    events = pinned(ledger, use_cache=use_cache)
-    decided = decisions(ledger) if events else {}
+    rows = pin_rows(ledger, use_cache=use_cache)
+    events = pinned(ledger, use_cache=use_cache) if rows else {}
+    decided = decisions(ledger, rows) if events else {}
     out = []
     for name in sorted(set(tags) | set(events)):
         commit = events.get(name, tags.get(name, ""))

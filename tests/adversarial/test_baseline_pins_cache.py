@@ -176,3 +176,68 @@ def test_a_baseline_name_means_the_same_with_and_without_its_tag(
     assert store.resolve(ledger, name) == base_run
     assert store.resolve(ledger, f"baseline:{name}") == base_run
     assert store.resolve(ledger, other) == other  # a full id is still the id
+
+
+def test_a_cache_re_marking_the_agents_pin_as_a_humans_changes_nothing(
+        regressed: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's re-pin is never the baseline (``pins.decisions``, from the cached rows
+    since the pins cache holds each pin's agent-session mark): a cache that clears the
+    mark, or moves the human's pin after the agent's, is refused on the tip's lines."""
+    monkeypatch.setenv("CLAUDECODE", "1")
+    assert cli("baseline", "pin", "main", "latest").code == 0
+    monkeypatch.delenv("CLAUDECODE")
+    expected = _decision(regressed, use_cache=False)
+    assert any("regresses against baseline main" in r for r in expected), expected
+    assert _decision(regressed, use_cache=True) == expected  # the cache holds the mark
+
+    def clear_mark(body: dict) -> None:
+        for pin in _pin_entries(body):
+            pin[5] = False
+
+    _forge(regressed, clear_mark, fix_checksum=True)
+    assert _decision(regressed, use_cache=True) == expected
+
+    def reorder(body: dict) -> None:  # the human's pin listed last: ledger order forged
+        body["shards"].reverse()
+        for _, _, pins in body["shards"]:
+            pins.reverse()
+
+    _forge(regressed, reorder, fix_checksum=True)
+    assert _decision(regressed, use_cache=True) == expected
+    push = run_git(regressed, "push", "-q", "origin", "main")
+    assert push.code == 1 and "re-pinned in an agent session" in push.err, push.err
+
+
+def test_the_baselines_with_an_agent_pin_read_only_the_shards_holding_pins(
+        regressed: Path, cli: Callable[..., Proc], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which pin decides (``pins.decisions``) comes from the same cached rows as
+    ``pinned``: every push with a baseline no longer reads every event shard."""
+    from meridian import gitio
+    from meridian.ledger import EVENTS, Write
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    assert cli("baseline", "pin", "main", "latest").code == 0
+    monkeypatch.delenv("CLAUDECODE")
+    ledger = Ledger.open(regressed)
+    for batch in range(8):  # several shards of other events after the pins
+        write = Write(summary="history")
+        for n in range(120):
+            write.add(EVENTS, ledger.record("gate.blocked",
+                                            {"source": "gate", "reason": f"r{batch}.{n}"}))
+        ledger.commit(write)
+    full = [(b.name, b.run_id, b.untrusted) for b in store.baselines(ledger, use_cache=False)]
+    holding = {path for path in ledger.shards("events")
+               if b'"baseline.pinned"' in (gitio.blob_data(gitio.tree_entry(
+                   ledger.repo, ledger.tree(), path)) or b"")}
+    reads: list[object] = []
+    real = gitio.blob_data
+
+    def counted(obj: object) -> bytes | None:
+        reads.append(obj)
+        return real(obj)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitio, "blob_data", counted)
+    cached = [(b.name, b.run_id, b.untrusted) for b in store.baselines(ledger)]
+    assert cached == full and full[0][2], full
+    assert len(ledger.shards("events")) > len(holding) + 2, "too few shards to tell"
+    assert len(reads) <= len(holding) + 2, (len(reads), len(holding))
