@@ -151,12 +151,16 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                         owners: dict[str, list[str]],
                         staged: dict[str, gitio.Oid | None], *,
                         bases: list[gitio.Oid] | None = None,
+                        tip: gitio.Oid | None = None,
                         what: str = "staged files",
                         fix: str = "fix them and commit again") -> list[Refusal]:
-    """Refusals for the high findings in the lines ``staged`` (path -> new blob id, None:
-    deleted) changes, relative to HEAD (``bases``: relative to each of these commits; a
-    line counts as changed when it differs from every one of them, none: all of it).
-    pre-push calls this with the pushed tip's files and the commits the remote has."""
+    """Refusals for the new high findings of the gate files ``staged`` (path -> new blob
+    id, None: deleted) changes, relative to HEAD (``bases``: relative to each of these
+    commits, none: all of it is new). A finding is new when it is on a line the change
+    touches (a line counts as changed when it differs from every base) or when no base's
+    version of the scanned files holds it (``new_findings``: a deletion that removed its
+    excuse). ``tip``: the commit holding the new files (None: the index). pre-push calls
+    this with the pushed tip's files and the commits the remote has."""
     from meridian.evaluators.changes import changed_lines, rename_source
 
     texts: dict[str, str] = {}
@@ -167,6 +171,8 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
     head_oid = bases[0] if bases else None
     removed: dict[str, str] | None = None  # files this commit deletes, read when needed
     unreadable: list[str] = []  # staged files that are not text (a source one is a finding)
+    before: dict[str, str] = {}  # the first base's version of each scanned file
+    moved: set[str] = set()  # rename sources (their text is in ``before`` by new path)
     for paths in owners.values():
         for path in paths:
             oid = staged.get(path)
@@ -188,17 +194,29 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
                                    if (t := _head_text(repo, head_oid, p)) is not None}
                     source = rename_source(text, removed) if removed else None
                     old = None if source is None else removed[source]
+                    if source is not None:
+                        moved.add(source)
                 changed[path] = changed_lines(old, text)
+                if old is not None:
+                    before[path] = old
                 for other in bases[1:]:
                     changed[path] = _common(changed[path],
                                             changed_lines(_head_text(repo, other, path), text))
-    if not texts and not unreadable:
+    deleted = {path: text for paths in owners.values() for path in paths
+               if path in staged and staged[path] is None and path not in moved
+               and not facts.scan_excluded(path, facts.gates_for_path(path))
+               if (text := _head_text(repo, head_oid, path)) is not None}
+    if not texts and not unreadable and not deleted:
         return []
+    owners = _with_related(repo, facts, owners, texts, before, deleted, changed,
+                           head_oid, tip)
     # The plain-value scan: the evaluator's pydantic Issue model is not needed to refuse.
     from meridian.evaluators.scan import scan_tree, unreadable_source
 
     disabled = facts.heuristic_disabled()
     found = scan_tree(texts, disabled, changed=changed).findings
+    if head_oid is not None and any(f.pre_existing and f.severity == "high" for f in found):
+        found = _unmasked(repo, found, texts, {**before, **deleted}, deleted, bases, disabled)
     # A staged source file that cannot be read as text is refused, not skipped.
     found += [f for path in unreadable if (f := unreadable_source(path)) is not None
               and f.check not in disabled]
@@ -225,6 +243,87 @@ def _heuristic_refusals(repo: gitio.Repository, facts: ProjectFacts,
             + ([f"... and {len(mine) - MAX_LISTED} more"] if len(mine) > MAX_LISTED else []),
         ))
     return refusals
+
+
+def _with_related(repo: gitio.Repository, facts: ProjectFacts,
+                  owners: dict[str, list[str]], texts: dict[str, str],
+                  before: dict[str, str], deleted: dict[str, str],
+                  changed: dict[str, tuple[tuple[int, int], ...]],
+                  head_oid: gitio.Oid | None, tip: gitio.Oid | None) -> dict[str, list[str]]:
+    """``owners`` with the gate files the changed and deleted Python files import, read
+    into ``texts`` (new version, untouched) and ``before`` (first base's version): an
+    excuse the change removed may be for a stub in one of them."""
+    from meridian.hooks.new_findings import related_paths
+
+    sources = {path: [t for t in (before.get(path), texts.get(path), deleted.get(path))
+                      if t is not None]
+               for path in [*texts, *deleted]}
+    if tip is None:
+        index = gitio._commit_index(repo)
+
+        def new_blob(path: str) -> gitio.Oid | None:
+            try:
+                return index[path].id
+            except KeyError:
+                return None
+    else:
+        tree = gitio.commit_tree(repo, tip)
+
+        def new_blob(path: str) -> gitio.Oid | None:
+            entry = gitio.tree_entry(repo, tree, path)
+            return entry.id if entry is not None and hasattr(entry, "data") else None
+
+    blobs: dict[str, gitio.Oid] = {}
+
+    def exists(path: str) -> bool:
+        oid = new_blob(path)
+        if oid is not None:
+            blobs[path] = oid
+        return oid is not None
+
+    extra = [p for p in related_paths(sources, exists) if p not in texts
+             if facts.gates_for_path(p) and not facts.scan_excluded(p, facts.gates_for_path(p))]
+    if not extra:
+        return owners
+    merged = {gate: list(paths) for gate, paths in owners.items()}
+    for path in extra:
+        text = gitio.decode_text(gitio.read_blob(repo, blobs[path]))
+        if text is None:
+            continue
+        texts[path] = text
+        changed[path] = ()
+        old = _head_text(repo, head_oid, path)
+        if old is not None:
+            before[path] = old
+        for gate in facts.gates_for_path(path):
+            if path not in merged.setdefault(gate, []):
+                merged[gate].append(path)
+    return merged
+
+
+def _unmasked(repo: gitio.Repository, found: list[Any], texts: dict[str, str],
+              first: dict[str, str], deleted: dict[str, str], bases: list[gitio.Oid],
+              disabled: frozenset[str]) -> list[Any]:
+    """``found`` with its pre-existing high findings that no base's version of the
+    scanned files holds made blocking (``new_findings.unmatched``)."""
+    from dataclasses import replace
+
+    from meridian.evaluators.scan import scan_tree
+    from meridian.hooks.new_findings import unmatched
+
+    candidates = [f for f in found if f.pre_existing and f.severity == "high"]
+    befores = []
+    for number, base in enumerate(bases):
+        if number == 0:
+            old = first
+        else:
+            old = {p: t for p in [*texts, *deleted]
+                   if (t := _head_text(repo, base, p)) is not None}
+        befores.append((scan_tree(old, disabled, changed={}).findings, old))
+        if not unmatched(candidates, texts, befores):
+            return found
+    new = {id(f) for f in unmatched(candidates, texts, befores)}
+    return [replace(f, pre_existing=False) if id(f) in new else f for f in found]
 
 
 def _common(a: tuple[tuple[int, int], ...],

@@ -236,8 +236,8 @@ def _push_bases(repo: gitio.Repository, ref: PushedRef,
 def _stubs_in_push(repo: gitio.Repository, facts: ProjectFacts,
                    wanted: list[PushedRef]) -> list[Refusal]:
     """What the pre-commit hook's staged scan (``hook:staged_heuristics``) would refuse,
-    over what the push adds: the pushed tip's gate files against the commits the remote
-    has (``_push_bases``), whatever made the commits (``git commit-tree``, ``cherry-pick``,
+    over what the push adds: the findings of the pushed tip's gate files that are new
+    against the commits the remote has (``_push_bases``), whatever made the commits (``git commit-tree``, ``cherry-pick``,
     ``am``, ``fast-import``, a clone without hooks fetched back, ``--no-verify``)."""
     if not facts.gates:
         return []
@@ -263,7 +263,7 @@ def _stubs_in_push(repo: gitio.Repository, facts: ProjectFacts,
         commits = ", ".join(str(info.oid)[:10] for info in pushed[:3]) \
             + (" ..." if len(pushed) > 3 else "")
         refusals += _heuristic_refusals(
-            repo, facts, owners, files, bases=bases,
+            repo, facts, owners, files, bases=bases, tip=gitio.Oid(hex=ref.local_sha),
             what=f"the files pushed by {name} (commit(s) {commits})",
             fix=("fix them in a new commit and push again (a commit made past the pre-commit "
                  "hook, by `git commit-tree`, `cherry-pick`, `am`, `fast-import` or in a clone "
