@@ -82,9 +82,11 @@ def _refused_push(project: Path, where: str) -> None:
 
 
 def _same_file(project: Path) -> None:
-    write(project, "src/shapes.py", BASE + SUBCLASS)
+    # The helper keeps the deletion away from the stub's own lines (a deletion right
+    # after them counts as touching them).
+    write(project, "src/shapes.py", BASE + HELPER + SUBCLASS)
     assert _commit(project, "shapes").code == 0
-    write(project, "src/shapes.py", BASE)
+    write(project, "src/shapes.py", BASE + HELPER)
 
 
 def _other_file(project: Path) -> None:
