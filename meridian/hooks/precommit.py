@@ -15,9 +15,11 @@ In order, each step only when the one before passed:
 4. the heuristic evaluator reads the staged content of files that belong to gates and
    a high-severity finding (a stub, a test that cannot fail) in the staged hunks is
    refused with file:line (``hook:staged_heuristics``, and each check's own
-   ``heuristic:<id>`` mechanism). Findings in lines the commit does not touch are the
-   gate's business, not this commit's; ``meridian: allow KIND -- reason`` markers and
-   the gates' ``exclude:`` globs are honoured as at submit.
+   ``heuristic:<id>`` mechanism), and so is one on an untouched line that HEAD's version
+   of the scanned files does not have (``new_findings``: a deletion that removed a
+   stub's excuse). Findings HEAD already has are the gate's business, not this
+   commit's; ``meridian: allow KIND -- reason`` markers and the gates' ``exclude:``
+   globs are honoured as at submit.
 
 Every refusal is a ``gate.blocked`` event with ``source: "pre-commit"``. Nothing here
 imports anthropic or rich, opens the network, or reads history beyond what is new:
