@@ -257,9 +257,13 @@ def _with_related(repo: gitio.Repository, facts: ProjectFacts,
     excuse the change removed may be for a stub in one of them."""
     from meridian.hooks.new_findings import related_paths
 
+    # Only a change that removes a line can remove an excuse: a file the change adds or
+    # only adds to brings in no file it imports (the common commit pays nothing more).
     sources = {path: [t for t in (before.get(path), texts.get(path), deleted.get(path))
                       if t is not None]
-               for path in [*texts, *deleted]}
+               for path in [*texts, *deleted]
+               if path in deleted or (path in before and path in texts and not set(
+                   before[path].splitlines()) <= set(texts[path].splitlines()))}
     if tip is None:
         index = gitio._commit_index(repo)
 
