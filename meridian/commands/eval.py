@@ -6,12 +6,15 @@
     meridian eval merge RUN... [--save PATH]
     meridian eval regrade RUN [--no-store]
     meridian eval list | show RUN | trace RUN TASK | export RUN PATH
-    meridian eval compare A B [--fail-on-regression] [--max-infra-errors N]
+    meridian eval compare A B [--fail-on-regression] [--accept-changed-tasks] [--max-infra-errors N]
                       [--min-pass-rate R] [--format text|json|markdown] [--force]
     meridian eval report RUN --html FILE [--baseline RUN] | graders | suites | schema
     meridian eval prune --keep N
 
-SUITE is a suite file or the name of a bundled suite (``meridian eval suites``).
+SUITE is the name of a bundled suite (``meridian eval suites``) or a suite file's path. A
+bare name that is a bundled suite's always means the bundled suite, even when the working
+directory holds a file of that name; name a project file as a path (``./reference``,
+``suites/mine.yaml``: a ``/`` or a .yaml/.yml suffix).
 RUN is a run id prefix, ``latest``, ``latest~N``, ``baseline:NAME``, a baseline name,
 or the path of an exported run file.
 """
@@ -31,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Run SUITE against an agent; the run is committed to "
                                      "the state branch (secrets redacted).")
     p.add_argument("suite", metavar="SUITE",
-                   help="suite YAML file, or a bundled suite's name (see `meridian eval suites`)")
+                   help="a bundled suite's name (see `meridian eval suites`; a bundled name "
+                        "always means the bundled suite), or a suite file's path "
+                        "(./NAME, DIR/NAME, or NAME.yaml)")
     p.add_argument("--agent", required=True, action="append", metavar="A",
                    help="reference-v1, reference-v2, module:attr or command:PROGRAM; repeat to "
                         "run several agents and compare them with the first in one report")
@@ -96,10 +101,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("b", metavar="B", help="reference run (" + RUN_REF_HELP + ")")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any task regressed, a task of the suite is missing from A, "
-                        "A is interrupted or partial, or A's infra errors exceed "
-                        "--max-infra-errors (the CI gate)")
+                        "a task of B is not compared (definition changed or removed; see "
+                        "--accept-changed-tasks), no task is compared, A is interrupted or "
+                        "partial, or A's infra errors exceed --max-infra-errors (the CI gate)")
     p.add_argument("--max-infra-errors", type=int, default=0, metavar="N",
                    help="infra-error trials A may have under --fail-on-regression (default 0)")
+    p.add_argument("--accept-changed-tasks", action="store_true",
+                   help="under --fail-on-regression, accept tasks of B whose definition "
+                        "changed or that left the suite (not compared); still fails when no "
+                        "task at all is compared")
     p.add_argument("--min-pass-rate", type=float, default=None, metavar="R",
                    help="also fail when A's pass rate is below R (0-1, e.g. 0.9)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -332,7 +342,7 @@ def _run(args: argparse.Namespace) -> int:
     from meridian.errors import MeridianError
     from meridian.evals import runner
     from meridian.evals.run import GitInfo
-    from meridian.evals.suite import load_suite
+    from meridian.evals.suite import load_suite, shadowed_file
 
     for flag, value, low in (("--workers", args.workers, 1), ("--epochs", args.epochs, 1),
                              ("--limit", args.limit, 0), ("--max-concurrency", args.max_concurrency, 1)):
@@ -345,6 +355,11 @@ def _run(args: argparse.Namespace) -> int:
     # Before the run: no repository means nothing to store it in (unless --no-store).
     ledger = _ledger() if args.store else _ledger_or_none()
     suite = load_suite(args.suite)
+    if (shadow := shadowed_file(args.suite)) is not None:
+        import sys
+
+        print(f"note: {args.suite} is the bundled suite; ./{shadow} is not used "
+              f"(name a project file as a path: ./{shadow})", file=sys.stderr)
     workers = args.workers or min(4, os.cpu_count() or 1)
     options = runner.RunOptions(workers=workers, epochs=args.epochs, offline=args.offline,
                                 isolation=args.isolation, max_concurrency=args.max_concurrency)
@@ -630,13 +645,16 @@ def _compare_runs(args: argparse.Namespace) -> int:
         raise MeridianError(f"--max-infra-errors: expected a number >= 0, got {args.max_infra_errors}")
     if args.min_pass_rate is not None and not 0 <= args.min_pass_rate <= 1:
         raise MeridianError(f"--min-pass-rate: expected a rate between 0 and 1, got {args.min_pass_rate}")
-    policy = cmp.GatePolicy(max_infra_errors=args.max_infra_errors, min_pass_rate=args.min_pass_rate)
+    policy = cmp.GatePolicy(max_infra_errors=args.max_infra_errors, min_pass_rate=args.min_pass_rate,
+                            accept_changed_tasks=args.accept_changed_tasks)
     fmt = "json" if args.json else args.format
     if fmt == "markdown":
         print(cmp.render_markdown(result, policy), end="")
     elif fmt == "json":
         document = result.to_json()
         document["gate_failures"] = cmp.gate_failures(result, policy)
+        document["accepted_changed_tasks"] = (sorted(result.baseline_uncompared)
+                                              if args.accept_changed_tasks else [])
         _print_json(document)
     else:
         print(cmp.render_text(result), end="")
@@ -645,6 +663,9 @@ def _compare_runs(args: argparse.Namespace) -> int:
         for reason in failures:
             print(f"gate: {reason}", file=sys.stderr)
         return 1
+    if args.fail_on_regression and args.accept_changed_tasks and result.baseline_uncompared:
+        print(f"gate: accepted {len(result.baseline_uncompared)} task(s) of B not compared "
+              "(definition changed or removed): --accept-changed-tasks", file=sys.stderr)
     return 0
 
 

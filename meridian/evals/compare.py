@@ -130,6 +130,9 @@ class GatePolicy:
 
     max_infra_errors: int = 0
     min_pass_rate: float | None = None
+    # Baseline tasks whose definition changed (or that left the suite) are not compared;
+    # the gate fails on them unless a human accepts them (--accept-changed-tasks).
+    accept_changed_tasks: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,9 @@ class Comparison:
     a_infra_trials: int = 0
     a_pass_rate: float | None = None
     compared: int = 0  # tasks of the candidate compared with the baseline
+    b_tasks: int = 0  # tasks the baseline run ran
+    # tasks the baseline ran that are not compared: definition changed, or removed
+    baseline_uncompared: list[str] = field(default_factory=list)
 
     @property
     def not_compared(self) -> int:
@@ -227,6 +233,7 @@ def _compare(a: Run | RunView, b: Run | RunView, *, a_ref: str | None, b_ref: st
         interrupted=[side for side, run in (("A", a), ("B", b)) if run.interrupted],
         a_partial=(f"shard {a.settings.shard.label()}" if a.settings.shard else None),
         a_infra_trials=a.summary.infra_errors, a_pass_rate=a.summary.pass_rate,
+        b_tasks=len(b.results),
     )
     a_suite, b_suite = _manifest(a), _manifest(b)
     b_entries = {entry.task_id: entry for entry in b.results}
@@ -246,6 +253,7 @@ def _compare(a: Run | RunView, b: Run | RunView, *, a_ref: str | None, b_ref: st
         _note_infra(result, other, "B")
         if not _same_definition(entry, other):
             result.changed.append(entry.task_id)
+            result.baseline_uncompared.append(entry.task_id)
             continue
         result.compared += 1
         if not entry.graded or not other.graded:
@@ -266,8 +274,10 @@ def _compare(a: Run | RunView, b: Run | RunView, *, a_ref: str | None, b_ref: st
             continue
         if entry.task_id not in a_suite:
             result.removed.append(entry.task_id)
+            result.baseline_uncompared.append(entry.task_id)
         elif a_suite[entry.task_id] != entry.task.definition_hash():
             result.changed.append(entry.task_id)
+            result.baseline_uncompared.append(entry.task_id)
         else:
             _note_infra(result, entry, "B")
             result.missing.append(Missing(entry.task_id, only_in="B", why="missing"))
@@ -321,6 +331,18 @@ def gate_failures(c: Comparison, policy: GatePolicy | None = None) -> list[str]:
         reasons.append(f"{len(c.missing)} task(s) of the suite missing from the candidate run: "
                        + ", ".join(m.task_id for m in c.missing[:10])
                        + (" ..." if len(c.missing) > 10 else ""))
+    if c.b_tasks and c.compared == 0:
+        # Nothing was compared: "no regressions" would be a claim about no task at all,
+        # so no flag accepts it (pin a baseline of this suite instead).
+        reasons.append(f"no task compared: all {c.b_tasks} task(s) of the baseline run changed "
+                       "definition or left the suite (pin a new baseline from a run of this "
+                       "suite: `meridian baseline pin NAME RUN`)")
+    elif c.baseline_uncompared and not policy.accept_changed_tasks:
+        ids = sorted(c.baseline_uncompared)
+        reasons.append(f"{len(ids)} of the baseline run's {c.b_tasks} task(s) not compared "
+                       "(definition changed or removed since B): " + ", ".join(ids[:10])
+                       + (" ..." if len(ids) > 10 else "")
+                       + "; accept with --accept-changed-tasks, or pin a new baseline")
     if "A" in c.interrupted:
         reasons.append("the candidate run was interrupted (partial)")
     if c.a_partial:
@@ -495,6 +517,10 @@ def render_markdown(c: Comparison, policy: GatePolicy | None = None) -> str:
     ]
     if failures:
         lines += ["", "**Gate failures:**", ""] + [f"- {md_escape(r)}" for r in failures]
+    if policy is not None and policy.accept_changed_tasks and c.baseline_uncompared:
+        lines += ["", f"**Accepted by --accept-changed-tasks:** {len(c.baseline_uncompared)} "
+                      "task(s) of B not compared (definition changed or removed): "
+                      + md_escape(", ".join(sorted(c.baseline_uncompared)[:10]))]
     if not c.same_suite:
         lines.append("")
         lines.append(f"> Suite edited since B ({c.a_suite_hash[:12]} vs {c.b_suite_hash[:12]}); "

@@ -159,23 +159,55 @@ def bundled_suites() -> dict[str, Path]:
     return {path.stem: path for path in sorted(folder.glob("*.yaml"))}
 
 
-def resolve_suite_path(name_or_path: str) -> Path:
-    """A suite file, or (when no such file exists) the bundled suite of that name."""
+def is_bare_name(name_or_path: str) -> bool:
+    """A suite given by name, not by path: no ``/`` (or ``\\``) and no ``.yaml``/``.yml``
+    suffix (``reference``; ``./reference`` and ``suites/x.yaml`` are paths)."""
+    return ("/" not in name_or_path and "\\" not in name_or_path
+            and not name_or_path.lower().endswith((".yaml", ".yml")))
+
+
+def resolve_suite_path(name_or_path: str | Path) -> Path:
+    """The suite file ``name_or_path`` means.
+
+    The rule (docs/evals.md "Naming a suite"): a bare name that is a bundled suite's
+    name always means the bundled suite, whatever the working directory holds, so a
+    file a branch commits as ``reference`` cannot stand in for the bundled
+    ``reference`` a CI workflow names. A project's suite is named as a path (with a
+    ``/`` such as ``./reference``, or ending in ``.yaml``/``.yml``); a bare name that
+    is no bundled suite is a file of that name. A ``Path`` object is always a path.
+    """
+    if isinstance(name_or_path, Path):
+        if name_or_path.is_file():
+            return name_or_path
+        raise ConfigError(f"{name_or_path}: no such suite file")
+    bundled = bundled_suites()
+    if is_bare_name(name_or_path) and name_or_path in bundled:
+        return bundled[name_or_path]
     path = Path(name_or_path)
     if path.is_file():
         return path
-    bundled = bundled_suites()
-    if not path.suffix and "/" not in name_or_path and name_or_path in bundled:
-        return bundled[name_or_path]
     known = ", ".join(bundled) or "none"
+    if path.exists():
+        raise ConfigError(f"{name_or_path}: not a file (a suite is a YAML file, or a bundled "
+                          f"suite's name: {known})")
     raise ConfigError(f"{name_or_path}: no such suite file, and no bundled suite of that name "
                       f"(bundled: {known}; see `meridian eval suites`)")
 
 
+def shadowed_file(name_or_path: str) -> Path | None:
+    """The file or directory in the working directory that a bare bundled name does
+    *not* mean (``reference`` when ./reference exists), for a one-line note."""
+    if isinstance(name_or_path, str) and is_bare_name(name_or_path) \
+            and name_or_path in bundled_suites() and Path(name_or_path).exists():
+        return Path(name_or_path)
+    return None
+
+
 def load_suite(path: Path | str) -> Suite:
     """Load and fully check the suite at ``path`` (or a bundled suite's name);
-    ConfigError names file, line, task, field."""
-    return _build(yamlio.load(resolve_suite_path(str(path))))
+    ConfigError names file, line, task, field. See ``resolve_suite_path`` for how a
+    name is told from a path."""
+    return _build(yamlio.load(resolve_suite_path(path)))
 
 
 def parse_suite(text: str, path: Path | str = "<suite>") -> Suite:

@@ -171,4 +171,7 @@ def test_a_name_that_is_not_a_file_is_a_bundled_suite(workdir: Path) -> None:
     suite = load_suite("reference")
     assert suite.name == "reference" and len(suite.tasks) == 25
     (workdir / "reference").write_text("suite: mine\ntasks:\n  - {id: a, input: q, grader: completed}\n")
-    assert load_suite("reference").name == "mine"  # a file of that name wins
+    # a bare bundled name always means the bundled suite (rt4 F6); the file is a path
+    assert load_suite("reference").name == "reference"
+    assert load_suite("./reference").name == "mine"
+    assert load_suite(Path("reference")).name == "mine"  # a Path object is a path
