@@ -218,12 +218,16 @@ def test_tasks_missing_from_the_candidate_and_interrupted_runs_fail_the_gate() -
         "5 task(s) of the suite missing from the candidate run: t1, t2, t3, t4, t5"]
     stopped = limited.model_copy(update={"interrupted": True})
     assert "the candidate run was interrupted (partial)" in cmp.gate_failures(cmp.compare(stopped, base))
-    # A task the suite dropped is listed as removed, and does not fail the gate.
+    # A task the suite dropped is listed as removed: the baseline ran it and it is not
+    # compared, so the gate fails unless a human accepts it (rt4 F6).
     shrunk = limited.model_copy(update={"suite": limited.suite.model_copy(update={
         "tasks": {"t0": base.suite.tasks["t0"]}})})
     shrunk_result = cmp.compare(shrunk, base)
     assert shrunk_result.removed == ["t1", "t2", "t3", "t4", "t5"]
-    assert not cmp.gate_failed(shrunk_result)
+    assert cmp.gate_failures(shrunk_result) == [
+        "5 of the baseline run's 6 task(s) not compared (definition changed or removed since "
+        "B): t1, t2, t3, t4, t5; accept with --accept-changed-tasks, or pin a new baseline"]
+    assert not cmp.gate_failed(shrunk_result, cmp.GatePolicy(accept_changed_tasks=True))
 
 
 def test_min_pass_rate_gates_on_the_rate() -> None:

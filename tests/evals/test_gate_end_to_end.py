@@ -110,7 +110,11 @@ def test_an_edited_suite_compares_the_unchanged_tasks(suite: Path, repo_with_com
     suite.write_text(yaml.safe_dump(document, sort_keys=False))
     assert run(str(suite), "--agent", command(repo_with_commit, "good", GOOD)) == 0
     capsys.readouterr()
-    assert main(["eval", "compare", "latest", "baseline:main", "--fail-on-regression"]) == 0
+    # b's definition changed: not compared, which fails the gate until a human accepts it
+    assert main(["eval", "compare", "latest", "baseline:main", "--fail-on-regression"]) == 1
+    assert "gate: 1 of the baseline run's 3 task(s) not compared" in capsys.readouterr().err
+    assert main(["eval", "compare", "latest", "baseline:main", "--fail-on-regression",
+                 "--accept-changed-tasks"]) == 0
     out = capsys.readouterr().out
     assert "CHANGED (1)  definition differs: not compared\n  b  changed (not compared)" in out
     assert "ADDED (1)  new in A's suite: not in the baseline\n  d  only in A" in out

@@ -32,7 +32,7 @@ def _touched_copy_of_the_bundled_suite() -> str:
 
 
 def test_a_root_file_named_like_the_bundled_suite_does_not_replace_it_in_ci(
-        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
     project, bare = remote_project
     suite = workflow()["env"]["SUITE"]
     assert "/" not in suite and not suite.endswith((".yaml", ".yml"))  # a bundled name
@@ -51,7 +51,7 @@ def test_a_root_file_named_like_the_bundled_suite_does_not_replace_it_in_ci(
 
 
 def test_the_same_file_named_as_a_path_is_the_projects_suite_and_is_not_compared_silently(
-        remote_project: tuple[Path, Path], tmp_path: Path) -> None:
+        remote_project: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
     """Must-pass side: ``./reference`` is the project's file; compared with a baseline of
     the bundled suite, every task changed, so the gate fails with a line saying so."""
     project, _ = remote_project
