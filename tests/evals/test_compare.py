@@ -224,9 +224,9 @@ def test_tasks_missing_from_the_candidate_and_interrupted_runs_fail_the_gate() -
         "tasks": {"t0": base.suite.tasks["t0"]}})})
     shrunk_result = cmp.compare(shrunk, base)
     assert shrunk_result.removed == ["t1", "t2", "t3", "t4", "t5"]
-    assert cmp.gate_failures(shrunk_result) == [
+    assert cmp.gate_failures(shrunk_result) == [(
         "5 of the baseline run's 6 task(s) not compared (definition changed or removed since "
-        "B): t1, t2, t3, t4, t5; accept with --accept-changed-tasks, or pin a new baseline"]
+        "B): t1, t2, t3, t4, t5; accept with --accept-changed-tasks, or pin a new baseline")]
     assert not cmp.gate_failed(shrunk_result, cmp.GatePolicy(accept_changed_tasks=True))
 
 
