@@ -112,6 +112,9 @@ def claude_env(root: Path, home: Path, *, project_dir: Path | None = None,
     return env
 
 
+ISOLATED = '"$p" -I -m meridian'  # how the settings' command runs Meridian
+
+
 def hook(root: Path, home: Path, event: str, fields: dict[str, Any] | str, *,
          cwd: Path | None = None, env: dict[str, str] | None = None,
          command: str | None = None) -> Outcome:
@@ -123,6 +126,12 @@ def hook(root: Path, home: Path, event: str, fields: dict[str, Any] | str, *,
                               "hook_event_name": event, **fields})
     else:
         payload = fields
+    if command is None and env is not None and env.get("PYTHONPROFILEIMPORTTIME"):
+        # the settings' command runs Python isolated (-I), which ignores the variable:
+        # ask for the same report with -X importtime in the exact command
+        command = settings_command(root, event)
+        assert command.count(ISOLATED) == 1, command
+        command = command.replace(ISOLATED, ISOLATED.replace(" -I ", " -I -X importtime "))
     proc = subprocess.run(command or settings_command(root, event), shell=True, input=payload,
                           cwd=where, env=env or claude_env(root, home), capture_output=True,
                           text=True, check=False, timeout=60)

@@ -26,6 +26,7 @@ from tests.adversarial.guard_support import (
     hook,
     make_project,
     run,
+    settings_command,
     tool,
 )
 
@@ -55,9 +56,15 @@ def _allowed(outcome) -> bool:
 
 def _heavy_imports(root: Path, home: Path, path: str, *, project_dir: Path | None = None) -> list[str]:
     """The heavy modules an allowed write imports, run through the exact settings command
-    with ``PYTHONPROFILEIMPORTTIME`` (what ``-X importtime`` prints, on stderr)."""
-    env = claude_env(root, home, project_dir=project_dir, extra={"PYTHONPROFILEIMPORTTIME": "1"})
-    outcome = _write(root, home, path, env=env, cwd=project_dir)
+    with ``-X importtime`` added (it runs Python isolated, ``-I``, which ignores
+    ``PYTHONPROFILEIMPORTTIME``; what it prints goes to stderr)."""
+    command = settings_command(root, "PreToolUse")
+    assert command.count('"$p" -I -m meridian') == 1, command
+    env = claude_env(root, home, project_dir=project_dir)
+    outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / path),
+                                                   content="x = 1\n"),
+                   cwd=project_dir, env=env,
+                   command=command.replace('"$p" -I -m meridian', '"$p" -I -X importtime -m meridian'))
     assert outcome.code == 0 and not outcome.denied, outcome
     modules = [line.rsplit("|", 1)[-1].strip() for line in outcome.err.splitlines()
                if line.startswith("import time:")]
@@ -211,8 +218,11 @@ def test_no_state_branch_is_never_decided_from_a_view(guarded: tuple[Path, Path]
     env = base_env(home)
     run(["git", "update-ref", "-d", "refs/heads/meridian/state"], root, env)
     subprocess.run(["git", "pack-refs", "--all"], cwd=root, env=env, check=True)
-    env = claude_env(root, home, extra={"PYTHONPROFILEIMPORTTIME": "1"})
-    outcome = _write(root, home, "schema/shapes.py", env=env)
+    command = settings_command(root, "PreToolUse")
+    outcome = hook(root, home, "PreToolUse", tool("Write", file_path=str(root / "schema/shapes.py"),
+                                                   content="x = 1\n"),
+                   env=claude_env(root, home),
+                   command=command.replace('"$p" -I -m meridian', '"$p" -I -X importtime -m meridian'))
     assert outcome.code == 0
     assert "pygit2" in outcome.err  # decided in full, whatever that decides
 
