@@ -3445,8 +3445,10 @@ def _meridian_guarded(args: list[str]) -> str | None:
         return "approve"
     if words[:2] == ["baseline", "pin"]:
         return "pin"
-    if words[:1] == ["verify"] and any(a == "--acknowledge" or a.startswith("--acknowledge=")
-                                       for a in args):
+    # argparse takes any unambiguous prefix of an option (`--ack`): every one counts
+    if words[:1] == ["verify"] and any(
+            len(a.split("=", 1)[0]) >= 3 and "--acknowledge".startswith(a.split("=", 1)[0])
+            for a in args):
         return "acknowledge"
     return None
 

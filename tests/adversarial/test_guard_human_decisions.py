@@ -33,6 +33,9 @@ ACKNOWLEDGES = [
     "script -qec 'meridian verify --acknowledge' /dev/null",
     "yes | meridian verify --acknowledge",
     "python -m meridian verify --acknowledge",
+    "meridian verify --ack",
+    "meridian verify --a=sorry",
+    "script -qec 'meridian verify --ackn' /dev/null",
 ]
 ORDINARY = [
     "meridian baseline list",
