@@ -258,6 +258,8 @@ def index_paths(index: Path) -> list[str]:
     if version not in (2, 3, 4):
         raise _Unsure
     end = len(data) - 20  # the trailing sha1 (a sha256 repository is not read here)
+    if sha1(data[:end]).digest() != data[end:]:
+        raise _Unsure  # libgit2 refuses an index whose checksum fails (or is skipped)
     paths: list[str] = []
     at = 12
     previous = b""
@@ -291,8 +293,8 @@ def index_paths(index: Path) -> list[str]:
                 if length != 0xFFF and length != len(name):
                     raise _Unsure
                 at += (head + len(name) + 8) & ~7
-            if at > end or not name:
-                raise _Unsure
+            if at > end or not name or any(_not_a_name(part) for part in name.split(b"/")):
+                raise _Unsure  # libgit2 refuses such an entry (.git, .., empty parts)
             paths.append(name.decode("utf-8"))
             previous = name
         while at < end:  # extensions: an optional one (A-Z first) is skipped
@@ -300,12 +302,52 @@ def index_paths(index: Path) -> list[str]:
             size = int.from_bytes(data[at + 4:at + 8], "big")
             if not b"A" <= signature[:1] <= b"Z" or at + 8 + size > end:
                 raise _Unsure
+            if signature == b"TREE" and not _cache_tree_reads(data[at + 8:at + 8 + size]):
+                raise _Unsure  # libgit2 parses the cache tree and refuses a corrupt one
             at += 8 + size
     except (IndexError, ValueError, UnicodeDecodeError):
         raise _Unsure from None
     if at != end:
         raise _Unsure
     return paths
+
+
+def _not_a_name(part: bytes) -> bool:
+    """A path part libgit2 refuses in an index entry (or may: not sure): empty, ``.``,
+    ``..``, ``.git`` in any case, with trailing dots or spaces, or as ``git~1``."""
+    lower = part.lower()
+    return part in (b"", b".", b"..") or lower == b"git~1" or (
+        lower.startswith(b".git") and lower[4:].strip(b". ") == b"")
+
+
+def _cache_tree_reads(body: bytes) -> bool:
+    """Whether a TREE extension has the shape libgit2's reader accepts: each node
+    ``path NUL entries SP subtrees LF`` (entries >= -1, subtrees >= 0, decimal), then
+    its 20-byte id unless entries is -1, then its subtrees; nothing left over."""
+    at = 0
+
+    def node() -> bool:
+        nonlocal at
+        try:
+            stop = body.index(b"\0", at)
+            space = body.index(b" ", stop + 1)
+            line = body.index(b"\n", space + 1)
+        except ValueError:
+            return False
+        entries, subtrees = body[stop + 1:space], body[space + 1:line]
+        if not (entries == b"-1" or entries.isdigit()) or not subtrees.isdigit():
+            return False
+        at = line + 1
+        if entries != b"-1":
+            at += 20
+            if at > len(body):
+                return False
+        return all(node() for _ in range(int(subtrees)))
+
+    try:
+        return node() and at == len(body)
+    except RecursionError:
+        return False
 
 
 def _content(path: Path) -> bytes:
