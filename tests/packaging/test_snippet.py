@@ -92,7 +92,7 @@ def test_the_python_snippet_works_through_the_framework_with_no_venv_active(
     env = {**os.environ, "PATH": bare_path()}
     env.pop("VIRTUAL_ENV", None)
     out = cli("hooks", "snippet", "--python", sys.executable).out
-    assert f"entry: {sys.executable} -m meridian hook pre-commit" in out
+    assert f"entry: {sys.executable} -I -m meridian hook pre-commit" in out  # isolated
     _framework(project, out, env)
     _refuses_a_stub_then_allows_clean_code(project, env)
 

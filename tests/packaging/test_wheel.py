@@ -137,8 +137,10 @@ def test_init_with_a_template_hooks_and_ci_from_the_installed_wheel(
     assert (project / ".github" / "workflows" / "meridian.yml").read_text() == \
         (source / "ci" / "github-actions.yml").read_text()
     hook = (project / ".git" / "hooks" / "pre-commit").read_text()
+    # the stub as shipped, with the interpreter and its isolation flags filled in (-I: a
+    # wheel installed in a venv, not in the user site)
     assert hook == (ROOT / "hooks" / "pre-commit").read_text().replace(
-        "@MERIDIAN_PYTHON@", str(installed_wheel.python))
+        "@MERIDIAN_PYTHON@", str(installed_wheel.python)).replace("@MERIDIAN_FLAGS@", "-I")
     status = installed_wheel.run("status", cwd=project)
     assert status.returncode == 0, status.stdout + status.stderr
     listed = installed_wheel.run("init", "--list-templates", cwd=project)
