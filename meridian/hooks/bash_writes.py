@@ -1388,9 +1388,10 @@ def _written(name: str, args: list[str], cwd: Path, stdin: str | None = None,
             return rest
     if name == "git":
         _, sub, rest, _ = _git_words(["git", *args])
-        if sub == "config" and not any(a in _CONFIG_READS for a in rest):
-            return [_option_value(rest, i, a) for i, a in enumerate(rest)
-                    if a in ("-f", "--file") or a.startswith("--file=")]
+        files = [_option_value(rest, i, a) for i, a in enumerate(rest)
+                 if a in ("-f", "--file") or a.startswith("--file=")]
+        if sub == "config" and files and not any(a in _CONFIG_READS for a in rest):
+            return files  # (no file named: git's own config, judged as git's command)
     if name == "mount":  # `mount --bind DIR ELSEWHERE`: what stands at ELSEWHERE changes
         return _operands(args, _MOUNT_VALUES)[1:2]
     if name == "history" and any(a.startswith("-") and set(a[1:]) & set("wa") for a in args):

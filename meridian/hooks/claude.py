@@ -1119,8 +1119,11 @@ def _installed_harness(root: Path) -> tuple[tuple[Path, str], ...]:
                              "site-packages"), "the Python the hooks run (user site)"))
     # the pre-commit framework's environments (a framework user's Meridian is there)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    raw.append((os.environ.get("PRE_COMMIT_HOME") or os.path.join(cache, "pre-commit"),
-                "the pre-commit framework's hook environments"))
+    # (both the default place and the one PRE_COMMIT_HOME names: the git command that
+    # runs the framework may see another value than this hook)
+    for place in {os.path.join(cache, "pre-commit"), os.environ.get("PRE_COMMIT_HOME") or ""}:
+        if place:
+            raw.append((place, "the pre-commit framework's hook environments"))
     for prefix in (sys.prefix, sys.base_prefix):
         raw.append((os.path.join(prefix, "pyvenv.cfg"), "the Python the hooks run"))
     for folder in (os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin")):
