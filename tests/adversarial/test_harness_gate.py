@@ -81,8 +81,10 @@ def test_renamed_and_edited_regressions_are_not_hidden_behind_no_regressions() -
     assert result.compared == 1 and result.not_compared == 3  # b-renamed, c, b
     assert result.added == ["b-renamed"] and result.changed == ["c"] and result.removed == ["b"]
     headline = cmp.render_markdown(result).splitlines()[0]
-    assert headline.endswith("No regressions among 1 compared task(s); "
-                             "**3 not compared** (changed, added or removed)")
+    # a baseline task not compared (b removed, c changed) fails the gate unless accepted
+    # (--accept-changed-tasks): never "No regressions" (test_eval_suite_shadow.py)
+    assert "No regressions" not in headline and headline.endswith(
+        "gate FAILED among 1 compared task(s); **3 not compared** (changed, added or removed)")
     assert "note: 1 task(s) compared; 3 not compared" in cmp.render_text(result)
     # Same suite, nothing left out: the plain verdict.
     same = cmp.compare(make_run({"a": "pass"}), make_run({"a": "pass"}))
