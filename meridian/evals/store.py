@@ -551,11 +551,16 @@ def pinned(ledger: Ledger, *, use_cache: bool = True) -> dict[str, str]:
     leave a pin out, is the power of repointing the verified-tip marker;
     ``use_cache=False`` (``meridian ci``, ``meridian sync``) reads no cache.
     """
+    return _latest_pins(ledger, pin_rows(ledger, use_cache=use_cache))
+
+
+def _latest_pins(ledger: Ledger, rows: list[list[Any]]) -> dict[str, str]:
+    """``pinned`` from rows ``pin_rows`` read."""
     from meridian import gitio
 
     tip = ledger.tip()
     latest: dict[str, str] = {}
-    for row in pin_rows(ledger, use_cache=use_cache):  # ledger order: the last one wins
+    for row in rows:  # ledger order: the last one wins
         latest[row[1]] = row[2]
     out: dict[str, str] = {}
     for name, commit in latest.items():
@@ -619,7 +624,7 @@ def baselines(ledger: Ledger, *, use_cache: bool = True) -> list[Baseline]:
 
     tags = {name: str(commit) for name, commit in ledger.tags(BASELINE_PREFIX).items()}
     rows = pin_rows(ledger, use_cache=use_cache)
-    events = pinned(ledger, use_cache=use_cache) if rows else {}
+    events = _latest_pins(ledger, rows) if rows else {}  # (the rows read once)
     decided = decisions(ledger, rows) if events else {}
     out = []
     for name in sorted(set(tags) | set(events)):
